@@ -1,0 +1,96 @@
+import { resolve } from 'node:path';
+import { parseByteSize } from './lib/bytes.ts';
+import { LOG_LEVELS, type LogLevel } from './lib/logger.ts';
+
+/** Everything the process reads from its environment, validated once at startup. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  projectDir: string;
+  defaultAdminPassword: string | undefined;
+  jwtSecret: string | undefined;
+  jwtRefreshSecret: string | undefined;
+  bodyLimitBytes: number;
+  nodeEnv: 'development' | 'production' | 'test';
+  logLevel: LogLevel;
+  corsOrigins: string[];
+  sqliteSynchronous: 'FULL' | 'NORMAL';
+  bcryptRounds: number;
+  revisionCheckMs: number | undefined;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T, normalize = (s: string) => s): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = normalize(raw.trim()) as T;
+  if (!allowed.includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  return value;
+}
+
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`);
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = (env.HOST ?? '127.0.0.1').trim();
+  if (host === '') throw new ConfigError('HOST', 'must not be empty');
+
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^mongodb(\+srv)?:\/\/\S+$/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must start with mongodb:// or mongodb+srv:// (unset it to use the embedded store)');
+  }
+
+  const bodyLimitRaw = env.BODY_LIMIT?.trim() || '1mb';
+  const bodyLimitBytes = parseByteSize(bodyLimitRaw);
+  if (bodyLimitBytes === null) throw new ConfigError('BODY_LIMIT', `must be a size such as 1mb, 512kb or 2048 (got "${bodyLimitRaw}")`);
+
+  const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not * or an origin such as https://admin.example.com`);
+    }
+  }
+
+  const revisionRaw = env.REVISION_CHECK_MS;
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host,
+    dataDir: resolve(env.DATA_DIR?.trim() || './data'),
+    databaseUrl,
+    projectDir: resolve(env.PROJECT_DIR?.trim() || './project'),
+    defaultAdminPassword: secret(env, 'DEFAULT_ADMIN_PASSWORD', 8),
+    jwtSecret: secret(env, 'JWT_SECRET', 32),
+    jwtRefreshSecret: secret(env, 'JWT_REFRESH_SECRET', 32),
+    bodyLimitBytes,
+    nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', (s) => s.toLowerCase()),
+    corsOrigins,
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL', (s) => s.toUpperCase()),
+    bcryptRounds: integer(env, 'BCRYPT_ROUNDS', 10, 4, 15),
+    revisionCheckMs: revisionRaw === undefined || revisionRaw === '' ? undefined : integer(env, 'REVISION_CHECK_MS', 0, 0, 60_000),
+  };
+}

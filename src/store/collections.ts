@@ -1,0 +1,29 @@
+import type { CollectionSpec } from './types.ts';
+
+/**
+ * Every collection the service uses, with the indexes its queries need. Both adapters create
+ * these at open time; a collection not listed here cannot be opened (a typo fails loudly).
+ */
+export const COLLECTIONS: readonly CollectionSpec[] = [
+  {
+    name: 'users',
+    indexes: [{ fields: ['loginKey'], unique: true }, { fields: ['emailKey'], unique: true }, { fields: ['createdAt'] }],
+  },
+  { name: 'groups', indexes: [{ fields: ['nameKey'], unique: true }] },
+  { name: 'endpoints', indexes: [{ fields: ['path', 'method'], unique: true }, { fields: ['groupId'] }] },
+  { name: 'endpointgroups', indexes: [{ fields: ['name'], unique: true }] },
+  { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt'] }, { fields: ['endpointId'] }], ttl: true },
+  { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }] },
+  { name: 'systemsettings', indexes: [{ fields: ['key'], unique: true }] },
+  { name: 'apikeys', indexes: [{ fields: ['keyId'], unique: true }] },
+  // Internal: refresh-token sessions, login lockout counters, cache revisions.
+  { name: 'sessions', indexes: [{ fields: ['tokenHash'], unique: true }, { fields: ['userId'] }], ttl: true },
+  { name: 'loginattempts', indexes: [{ fields: ['loginKey'], unique: true }, { fields: ['expiresAt'] }] },
+  { name: 'revisions', indexes: [{ fields: ['key'], unique: true }] },
+];
+
+export function collectionSpec(name: string): CollectionSpec {
+  const spec = COLLECTIONS.find((c) => c.name === name);
+  if (!spec) throw new Error(`unknown collection "${name}"`);
+  return spec;
+}

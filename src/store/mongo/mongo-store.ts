@@ -1,0 +1,218 @@
+import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
+import { newId } from '../../lib/ids.ts';
+import { COLLECTIONS, collectionSpec } from '../collections.ts';
+import { escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
+import {
+  DuplicateKeyError,
+  StoreError,
+  type Collection,
+  type CollectionSpec,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type NewDoc,
+  type Search,
+  type Store,
+  type Update,
+} from '../types.ts';
+
+/**
+ * The MongoDB adapter: a thin translation of the Store interface onto the official driver.
+ * Writes use w: "majority" with journaling; ids are stored as 24-hex strings (not ObjectIds)
+ * so that both stores hand out the same ids; dates are BSON dates, read back as ISO strings.
+ * A driver error is never turned into a success: it propagates as StoreError or DuplicateKeyError.
+ */
+export async function openMongoStore(url: string): Promise<Store> {
+  const client = new MongoClient(url, {
+    writeConcern: { w: 'majority', journal: true },
+    serverSelectionTimeoutMS: 10_000,
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new StoreError('unavailable', `cannot connect to MongoDB: ${(error as Error).message}`, { cause: error });
+  }
+  const db = client.db(databaseName(url));
+  await ensureIndexes(db);
+
+  const collections = new Map<string, Collection>();
+  return {
+    kind: 'mongodb',
+    collection<T extends Doc>(name: string): Collection<T> {
+      let collection = collections.get(name);
+      if (!collection) {
+        collection = makeCollection(db, collectionSpec(name));
+        collections.set(name, collection);
+      }
+      return collection as unknown as Collection<T>;
+    },
+    async sweepExpired(): Promise<number> {
+      // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter
+      // them out meanwhile. Sweeping here too keeps behaviour identical to the embedded store.
+      let removed = 0;
+      for (const spec of COLLECTIONS.filter((c) => c.ttl)) {
+        const result = await guard(spec.name, () => db.collection(spec.name).deleteMany({ expiresAt: { $lte: new Date() } }));
+        removed += result.deletedCount;
+      }
+      return removed;
+    },
+    async close(): Promise<void> {
+      await client.close();
+    },
+  };
+}
+
+function databaseName(url: string): string {
+  const withoutQuery = url.split('?')[0] ?? url;
+  const afterHosts = withoutQuery.replace(/^mongodb(\+srv)?:\/\/[^/]*/, '');
+  const name = decodeURIComponent(afterHosts.replace(/^\//, ''));
+  return name || 'dyn';
+}
+
+async function ensureIndexes(db: Db): Promise<void> {
+  for (const spec of COLLECTIONS) {
+    const collection = db.collection(spec.name);
+    for (const index of spec.indexes) {
+      const keys = Object.fromEntries(index.fields.map((f) => [f, 1 as const]));
+      const first = index.fields[0] as string;
+      await guard(spec.name, () =>
+        collection.createIndex(keys, {
+          name: `${spec.name}__${index.fields.join('_')}`,
+          ...(index.unique ? { unique: true, partialFilterExpression: { [first]: { $exists: true } } } : {}),
+        }),
+      );
+    }
+    if (spec.ttl) await guard(spec.name, () => collection.createIndex({ expiresAt: 1 }, { name: `${spec.name}__expiresAt`, expireAfterSeconds: 0 }));
+  }
+}
+
+function toMongoFilter(node: FilterNode): Document {
+  switch (node.kind) {
+    case 'and':
+      return node.children.length === 0 ? {} : { $and: node.children.map(toMongoFilter) };
+    case 'or':
+      return { $or: node.children.map(toMongoFilter) };
+    case 'compare': {
+      const { field, op, value } = node;
+      if (op === '$exists') return value ? { [field]: { $ne: null } } : { [field]: null };
+      if (op === '$has') return { [field]: { $elemMatch: { $eq: value as Scalar } } };
+      return { [field]: { [op]: value } };
+    }
+  }
+}
+
+function buildFilter(spec: CollectionSpec, filter: Filter, search?: Search): Document {
+  const clauses: Document[] = [toMongoFilter(parseFilter(filter))];
+  if (search && search.term !== '') {
+    const pattern = escapeRegExp(search.term);
+    clauses.push({ $or: search.fields.map((field) => ({ [field]: { $regex: pattern, $options: 'i' } })) });
+  }
+  if (spec.ttl) clauses.push({ $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }] });
+  return { $and: clauses };
+}
+
+function toMongoUpdate(update: Update): Document {
+  validateUpdate(update);
+  const out: Document = {};
+  if (update.$set && Object.keys(update.$set).length > 0) out.$set = update.$set;
+  if (update.$unset && update.$unset.length > 0) out.$unset = Object.fromEntries(update.$unset.map((f) => [f, '']));
+  if (update.$inc && Object.keys(update.$inc).length > 0) out.$inc = update.$inc;
+  return out;
+}
+
+function sortOf(sort: FindOptions['sort']): Document {
+  const out: Document = {};
+  for (const { field, direction } of parseSort(sort)) out[field] = direction;
+  out._id = 1;
+  return out;
+}
+
+/** BSON dates become ISO strings so that callers see the same values as from the embedded store. */
+function fromMongo(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(fromMongo);
+  if (value && typeof value === 'object') {
+    if ((value as { _bsontype?: string })._bsontype === 'ObjectId') return String(value);
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = fromMongo(inner);
+    return out;
+  }
+  return value;
+}
+
+async function guard<T>(collection: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof MongoServerError && error.code === 11000) {
+      const keyPattern = (error as MongoServerError & { keyPattern?: Record<string, unknown> }).keyPattern;
+      throw new DuplicateKeyError(collection, keyPattern ? Object.keys(keyPattern) : [], { cause: error });
+    }
+    if (error instanceof DuplicateKeyError || error instanceof StoreError) throw error;
+    if (error instanceof Error && /Network|ServerSelection|Timeout|PoolCleared/.test(error.name)) {
+      throw new StoreError('unavailable', `MongoDB is unavailable: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function makeCollection(db: Db, spec: CollectionSpec): Collection {
+  const raw = db.collection<Document>(spec.name);
+  const read = (doc: Document | null): Doc | null => (doc ? (fromMongo(doc) as Doc) : null);
+  const g = <T>(work: () => Promise<T>): Promise<T> => guard(spec.name, work);
+
+  return {
+    name: spec.name,
+    insertOne: (doc) =>
+      g(async () => {
+        const stored = { ...doc, _id: doc._id ?? newId() } as Document;
+        await raw.insertOne(stored);
+        return read(stored) as Doc;
+      }),
+    insertMany: (docs: readonly NewDoc<Doc>[]) =>
+      g(async () => {
+        if (docs.length === 0) return [];
+        const stored = docs.map((doc) => ({ ...doc, _id: doc._id ?? newId() }) as Document);
+        await raw.insertMany(stored, { ordered: true });
+        return stored.map((d) => read(d) as Doc);
+      }),
+    findById: (id) => g(async () => read(await raw.findOne(buildFilter(spec, { _id: id })))),
+    findOne: (filter, options) => g(async () => read(await raw.findOne(buildFilter(spec, filter), { sort: sortOf(options?.sort) }))),
+    find: (filter, options = {}) =>
+      g(async () => {
+        let cursor = raw.find(buildFilter(spec, filter, options.search)).sort(sortOf(options.sort));
+        if (options.skip) cursor = cursor.skip(options.skip);
+        if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+        return (await cursor.toArray()).map((d) => read(d) as Doc);
+      }),
+    findPage: (filter, options) =>
+      g(async () => {
+        const query = buildFilter(spec, filter, options.search);
+        const [docs, total] = await Promise.all([
+          raw
+            .find(query)
+            .sort(sortOf(options.sort))
+            .skip((options.page - 1) * options.limit)
+            .limit(options.limit)
+            .toArray(),
+          raw.countDocuments(query),
+        ]);
+        return { items: docs.map((d) => read(d) as Doc), total };
+      }),
+    count: (filter, search) => g(() => raw.countDocuments(buildFilter(spec, filter, search))),
+    updateOne: (filter, update, options) =>
+      g(async () => {
+        const mongoUpdate = toMongoUpdate(update);
+        if (options?.upsert) mongoUpdate.$setOnInsert = { _id: newId() };
+        const doc = await raw.findOneAndUpdate(buildFilter(spec, filter), mongoUpdate, {
+          upsert: options?.upsert ?? false,
+          returnDocument: 'after',
+        });
+        return read(doc);
+      }),
+    updateMany: (filter, update) =>
+      g(async () => (await raw.updateMany(buildFilter(spec, filter), toMongoUpdate(update))).matchedCount),
+    deleteOne: (filter) => g(async () => read(await raw.findOneAndDelete(buildFilter(spec, filter)))),
+    deleteMany: (filter) => g(async () => (await raw.deleteMany(toMongoFilter(parseFilter(filter)))).deletedCount),
+  };
+}

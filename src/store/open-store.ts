@@ -1,0 +1,15 @@
+import { openMongoStore } from './mongo/mongo-store.ts';
+import { openSqliteStore } from './sqlite/sqlite-store.ts';
+import type { Store } from './types.ts';
+
+export interface StoreConfig {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  sqliteSynchronous?: 'FULL' | 'NORMAL';
+}
+
+/** DATABASE_URL unset: the embedded store in DATA_DIR; mongodb:// or mongodb+srv://: MongoDB. */
+export async function openStore(config: StoreConfig): Promise<Store> {
+  if (config.databaseUrl) return openMongoStore(config.databaseUrl);
+  return openSqliteStore({ dataDir: config.dataDir, ...(config.sqliteSynchronous ? { synchronous: config.sqliteSynchronous } : {}) });
+}

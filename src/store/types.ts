@@ -1,0 +1,108 @@
+/**
+ * The one storage interface. Services see only this; the embedded (node:sqlite) and MongoDB
+ * adapters implement it and are held to the same behaviour by test/store/conformance.
+ *
+ * - Ids are 24-character hex strings; dates are written as Date and read as ISO 8601 strings.
+ * - Filters use a closed operator set (see filter.ts); anything else throws InvalidFilterError.
+ * - Documents whose `expiresAt` has passed are never returned by a TTL collection.
+ */
+export type Doc = { _id: string } & Record<string, unknown>;
+
+export type Filter = Record<string, unknown>;
+export type SortSpec = Record<string, 1 | -1>;
+
+export interface Search {
+  term: string;
+  fields: readonly string[];
+}
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  search?: Search;
+}
+
+export interface PageOptions {
+  page: number;
+  limit: number;
+  sort?: SortSpec;
+  search?: Search;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface Update {
+  $set?: Record<string, unknown>;
+  $unset?: readonly string[];
+  $inc?: Record<string, number>;
+}
+
+export type NewDoc<T extends Doc> = Omit<T, '_id'> & { _id?: string };
+
+export interface Collection<T extends Doc = Doc> {
+  readonly name: string;
+  insertOne(doc: NewDoc<T>): Promise<T>;
+  insertMany(docs: readonly NewDoc<T>[]): Promise<T[]>;
+  findById(id: string): Promise<T | null>;
+  findOne(filter: Filter, options?: { sort?: SortSpec }): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  findPage(filter: Filter, options: PageOptions): Promise<Page<T>>;
+  count(filter: Filter, search?: Search): Promise<number>;
+  /** Updates the first match and returns it as it is after the update; null when nothing matched. */
+  updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
+  updateMany(filter: Filter, update: Update): Promise<number>;
+  /** Deletes the first match and returns it; null when nothing matched. */
+  deleteOne(filter: Filter): Promise<T | null>;
+  deleteMany(filter: Filter): Promise<number>;
+}
+
+export interface IndexSpec {
+  fields: readonly string[];
+  unique?: boolean;
+}
+
+export interface CollectionSpec {
+  name: string;
+  indexes: readonly IndexSpec[];
+  /** Documents expire at their `expiresAt` date. */
+  ttl?: boolean;
+}
+
+export interface Store {
+  readonly kind: 'embedded' | 'mongodb';
+  collection<T extends Doc = Doc>(name: string): Collection<T>;
+  /** Removes expired documents from TTL collections; returns how many. */
+  sweepExpired(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  readonly code: 'busy' | 'unavailable' | 'internal';
+  constructor(code: StoreError['code'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
+
+export class DuplicateKeyError extends Error {
+  readonly collection: string;
+  readonly fields: string[];
+  constructor(collection: string, fields: string[], options?: { cause?: unknown }) {
+    super(`duplicate value for unique ${fields.join(', ') || 'key'} in ${collection}`, options);
+    this.name = 'DuplicateKeyError';
+    this.collection = collection;
+    this.fields = fields;
+  }
+}
+
+export class InvalidFilterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidFilterError';
+  }
+}
