@@ -110,15 +110,20 @@ export function validateUpdate(update: Update): void {
     assertFieldPath(field);
     if (typeof by !== 'number' || !Number.isFinite(by)) throw new InvalidFilterError(`$inc on "${field}" needs a finite number`);
   }
-  if (update.$set && '_id' in update.$set) throw new InvalidFilterError('_id cannot be changed');
+  const touched = [...Object.keys(update.$set ?? {}), ...(update.$unset ?? []), ...Object.keys(update.$inc ?? {})];
+  if (touched.includes('_id')) throw new InvalidFilterError('_id cannot be changed');
 }
 
-/** Equality conditions of a filter: the fields an upsert copies into the new document. */
+/**
+ * Equality conditions of a filter: the fields an upsert copies into the new document, keyed by
+ * path (a dotted path becomes a nested field, as MongoDB does; `_id` is kept).
+ */
 export function equalityFields(node: FilterNode): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
   if (node.kind !== 'and') return out;
   for (const child of node.children) {
-    if (child.kind === 'compare' && child.op === '$eq' && !child.field.includes('.')) out[child.field] = child.value as Scalar;
+    if (child.kind === 'compare' && child.op === '$eq') out[child.field] = child.value as Scalar;
+    if (child.kind === 'and') Object.assign(out, equalityFields(child));
   }
   return out;
 }

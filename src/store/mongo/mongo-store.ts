@@ -1,7 +1,7 @@
 import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
 import { newId } from '../../lib/ids.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
-import { escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
+import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
   StoreError,
@@ -36,12 +36,14 @@ export async function openMongoStore(url: string): Promise<Store> {
   await ensureIndexes(db);
 
   const collections = new Map<string, Collection>();
+  let closed = false;
+  const isClosed = (): boolean => closed;
   return {
     kind: 'mongodb',
     collection<T extends Doc>(name: string): Collection<T> {
       let collection = collections.get(name);
       if (!collection) {
-        collection = makeCollection(db, collectionSpec(name));
+        collection = makeCollection(db, collectionSpec(name), isClosed);
         collections.set(name, collection);
       }
       return collection as unknown as Collection<T>;
@@ -49,6 +51,7 @@ export async function openMongoStore(url: string): Promise<Store> {
     async sweepExpired(): Promise<number> {
       // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter
       // them out meanwhile. Sweeping here too keeps behaviour identical to the embedded store.
+      if (closed) return 0;
       let removed = 0;
       for (const spec of COLLECTIONS.filter((c) => c.ttl)) {
         const result = await guard(spec.name, () => db.collection(spec.name).deleteMany({ expiresAt: { $lte: new Date() } }));
@@ -57,6 +60,7 @@ export async function openMongoStore(url: string): Promise<Store> {
       return removed;
     },
     async close(): Promise<void> {
+      closed = true;
       await client.close();
     },
   };
@@ -105,7 +109,13 @@ function buildFilter(spec: CollectionSpec, filter: Filter, search?: Search): Doc
   const clauses: Document[] = [toMongoFilter(parseFilter(filter))];
   if (search && search.term !== '') {
     const pattern = escapeRegExp(search.term);
-    clauses.push({ $or: search.fields.map((field) => ({ [field]: { $regex: pattern, $options: 'i' } })) });
+    search.fields.forEach(assertFieldPath);
+    // No fields to search: nothing matches (as in the embedded store); $or needs a non-empty list.
+    clauses.push(
+      search.fields.length > 0
+        ? { $or: search.fields.map((field) => ({ [field]: { $regex: pattern, $options: 'i' } })) }
+        : { _id: { $in: [] } },
+    );
   }
   if (spec.ttl) clauses.push({ $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }] });
   return { $and: clauses };
@@ -117,13 +127,16 @@ function toMongoUpdate(update: Update): Document {
   if (update.$set && Object.keys(update.$set).length > 0) out.$set = update.$set;
   if (update.$unset && update.$unset.length > 0) out.$unset = Object.fromEntries(update.$unset.map((f) => [f, '']));
   if (update.$inc && Object.keys(update.$inc).length > 0) out.$inc = update.$inc;
+  // An update without operators matches and changes nothing (the server accepts an empty $set
+  // since 5.0; the driver rejects an update document without any operator).
+  if (Object.keys(out).length === 0) out.$set = {};
   return out;
 }
 
 function sortOf(sort: FindOptions['sort']): Document {
   const out: Document = {};
   for (const { field, direction } of parseSort(sort)) out[field] = direction;
-  out._id = 1;
+  if (!('_id' in out)) out._id = 1;
   return out;
 }
 
@@ -145,8 +158,7 @@ async function guard<T>(collection: string, work: () => Promise<T>): Promise<T> 
     return await work();
   } catch (error) {
     if (error instanceof MongoServerError && error.code === 11000) {
-      const keyPattern = (error as MongoServerError & { keyPattern?: Record<string, unknown> }).keyPattern;
-      throw new DuplicateKeyError(collection, keyPattern ? Object.keys(keyPattern) : [], { cause: error });
+      throw new DuplicateKeyError(collection, duplicateKeyFields(collection, error), { cause: error });
     }
     if (error instanceof DuplicateKeyError || error instanceof StoreError) throw error;
     if (error instanceof Error && /Network|ServerSelection|Timeout|PoolCleared/.test(error.name)) {
@@ -156,10 +168,27 @@ async function guard<T>(collection: string, work: () => Promise<T>): Promise<T> 
   }
 }
 
-function makeCollection(db: Db, spec: CollectionSpec): Collection {
+/** The fields of the unique index a duplicate-key error is about (insertMany reports it per write). */
+function duplicateKeyFields(collection: string, error: MongoServerError): string[] {
+  const detail = error as MongoServerError & {
+    keyPattern?: Record<string, unknown>;
+    writeErrors?: Array<{ err?: { keyPattern?: Record<string, unknown> } }>;
+  };
+  const keyPattern = detail.keyPattern ?? detail.writeErrors?.[0]?.err?.keyPattern;
+  if (keyPattern) return Object.keys(keyPattern);
+  const index = /index: (\S+) dup key/.exec(error.message)?.[1];
+  if (index === '_id_') return ['_id'];
+  const spec = COLLECTIONS.find((c) => c.name === collection);
+  return [...(spec?.indexes.find((i) => `${collection}__${i.fields.join('_')}` === index)?.fields ?? [])];
+}
+
+function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): Collection {
   const raw = db.collection<Document>(spec.name);
   const read = (doc: Document | null): Doc | null => (doc ? (fromMongo(doc) as Doc) : null);
-  const g = <T>(work: () => Promise<T>): Promise<T> => guard(spec.name, work);
+  const g = <T>(work: () => Promise<T>): Promise<T> =>
+    isClosed() ? Promise.reject(new StoreError('unavailable', 'the store is closed')) : guard(spec.name, work);
+  // "The first match" is the first in _id order, as for findOne and in the embedded store.
+  const firstById = { _id: 1 } as const;
 
   return {
     name: spec.name,
@@ -203,16 +232,18 @@ function makeCollection(db: Db, spec: CollectionSpec): Collection {
     updateOne: (filter, update, options) =>
       g(async () => {
         const mongoUpdate = toMongoUpdate(update);
-        if (options?.upsert) mongoUpdate.$setOnInsert = { _id: newId() };
+        // An upsert keeps an _id the filter gives by equality and otherwise gets a string id.
+        if (options?.upsert && !('_id' in equalityFields(parseFilter(filter)))) mongoUpdate.$setOnInsert = { _id: newId() };
         const doc = await raw.findOneAndUpdate(buildFilter(spec, filter), mongoUpdate, {
           upsert: options?.upsert ?? false,
           returnDocument: 'after',
+          sort: firstById,
         });
         return read(doc);
       }),
     updateMany: (filter, update) =>
       g(async () => (await raw.updateMany(buildFilter(spec, filter), toMongoUpdate(update))).matchedCount),
-    deleteOne: (filter) => g(async () => read(await raw.findOneAndDelete(buildFilter(spec, filter)))),
-    deleteMany: (filter) => g(async () => (await raw.deleteMany(toMongoFilter(parseFilter(filter)))).deletedCount),
+    deleteOne: (filter) => g(async () => read(await raw.findOneAndDelete(buildFilter(spec, filter), { sort: firstById }))),
+    deleteMany: (filter) => g(async () => (await raw.deleteMany(buildFilter(spec, filter))).deletedCount),
   };
 }

@@ -1,4 +1,4 @@
-import type { FilterNode, Scalar } from '../filter.ts';
+import { assertFieldPath, type FilterNode, type Scalar } from '../filter.ts';
 
 /**
  * Compiles a parsed filter into a WHERE clause over `doc` (the JSON text of a document).
@@ -11,8 +11,9 @@ export function fieldExpr(field: string): string {
   return field === '_id' ? 'id' : `json_extract(doc, '$.${field}')`;
 }
 
+/** The SQL type of a field: json_type names ('integer', 'real', 'text', 'true', 'false', 'null', ...). */
 function typeExpr(field: string): string {
-  return `json_type(doc, '$.${field}')`;
+  return field === '_id' ? 'typeof(id)' : `json_type(doc, '$.${field}')`;
 }
 
 export function toSqlValue(value: Scalar): SqlValue {
@@ -21,11 +22,32 @@ export function toSqlValue(value: Scalar): SqlValue {
   return value;
 }
 
-/** Ordered comparisons only compare like with like, as MongoDB's type bracketing does. */
-function sameTypeGuard(field: string, value: Scalar): string {
-  if (field === '_id') return '';
-  if (typeof value === 'number') return `${typeExpr(field)} IN ('integer', 'real') AND `;
-  return `${typeExpr(field)} = 'text' AND `;
+/**
+ * Comparisons only compare like with like, as MongoDB's type bracketing does: JSON true is the
+ * integer 1 to SQLite and a string equals the JSON text of an array, so the type is checked too.
+ * Dates are stored as ISO strings and so compare as text.
+ */
+function typeGuard(type: string, value: Scalar): string {
+  if (typeof value === 'number') return `${type} IN ('integer', 'real')`;
+  if (typeof value === 'boolean') return `${type} = '${value ? 'true' : 'false'}'`;
+  return `${type} = 'text'`;
+}
+
+/** The field equals one of the (non-null) values, comparing like types only. */
+function equalsAny(field: string, values: Scalar[], params: SqlValue[]): string {
+  const expr = fieldExpr(field);
+  const type = typeExpr(field);
+  const groups: string[] = [];
+  const inList = (list: Scalar[]): string => {
+    params.push(...list.map(toSqlValue));
+    return list.length === 1 ? `${expr} = ?` : `${expr} IN (${list.map(() => '?').join(', ')})`;
+  };
+  const texts = values.filter((v) => typeof v === 'string' || v instanceof Date);
+  const numbers = values.filter((v) => typeof v === 'number');
+  if (texts.length > 0) groups.push(`${inList(texts)} AND ${typeGuard(type, '')}`);
+  if (numbers.length > 0) groups.push(`${inList(numbers)} AND ${typeGuard(type, 0)}`);
+  for (const flag of new Set(values.filter((v) => typeof v === 'boolean'))) groups.push(typeGuard(type, flag));
+  return groups.length > 0 ? groups.map((g) => `(${g})`).join(' OR ') : '0';
 }
 
 export function compileWhere(node: FilterNode, params: SqlValue[]): string {
@@ -46,35 +68,42 @@ function compileCompare(field: string, op: string, value: Scalar | Scalar[] | bo
   switch (op) {
     case '$eq':
       if (value === null) return `${expr} IS NULL`;
-      params.push(toSqlValue(value as Scalar));
-      return `${expr} = ?`;
+      return `(${equalsAny(field, [value as Scalar], params)})`;
     case '$ne':
       if (value === null) return `${expr} IS NOT NULL`;
-      params.push(toSqlValue(value as Scalar));
-      return `(${expr} IS NULL OR ${expr} <> ?)`;
+      return `(${expr} IS NULL OR NOT (${equalsAny(field, [value as Scalar], params)}))`;
     case '$gt':
     case '$gte':
     case '$lt':
     case '$lte': {
       const sqlOp = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
       params.push(toSqlValue(value as Scalar));
-      return `${sameTypeGuard(field, value as Scalar)}${expr} ${sqlOp} ?`;
+      return `${typeGuard(typeExpr(field), value as Scalar)} AND ${expr} ${sqlOp} ?`;
     }
     case '$in':
     case '$nin': {
       const list = value as Scalar[];
       const hasNull = list.includes(null);
-      const values = list.filter((v) => v !== null);
-      params.push(...values.map(toSqlValue));
-      const inList = values.length > 0 ? `${expr} IN (${values.map(() => '?').join(', ')})` : '0';
-      if (op === '$in') return hasNull ? `(${inList} OR ${expr} IS NULL)` : inList;
+      const inList = equalsAny(
+        field,
+        list.filter((v) => v !== null),
+        params,
+      );
+      if (op === '$in') return hasNull ? `(${inList} OR ${expr} IS NULL)` : `(${inList})`;
       return hasNull ? `(${expr} IS NOT NULL AND NOT (${inList}))` : `(${expr} IS NULL OR NOT (${inList}))`;
     }
     case '$exists':
       return value ? `${expr} IS NOT NULL` : `${expr} IS NULL`;
-    case '$has':
-      params.push(toSqlValue(value as Scalar));
-      return `(${typeExpr(field)} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') AS item WHERE item.value = ?))`;
+    case '$has': {
+      let match: string;
+      if (value === null) {
+        match = `item.type = 'null'`;
+      } else {
+        params.push(toSqlValue(value as Scalar));
+        match = `item.value = ? AND ${typeGuard('item.type', value as Scalar)}`;
+      }
+      return `(${typeExpr(field)} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') AS item WHERE ${match}))`;
+    }
     default:
       throw new Error(`unhandled operator ${op}`);
   }
@@ -83,6 +112,7 @@ function compileCompare(field: string, op: string, value: Scalar | Scalar[] | bo
 export function compileSearch(term: string, fields: readonly string[], params: SqlValue[]): string {
   const pattern = `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
   const parts = fields.map((field) => {
+    assertFieldPath(field);
     params.push(pattern);
     return `${fieldExpr(field)} LIKE ? ESCAPE '\\'`;
   });

@@ -187,7 +187,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
             const current = selectRows(filter, { limit: 1 })[0];
             if (current) return writeRow(applyUpdate(current, update));
             if (!options?.upsert) return null;
-            const seed = { ...equalityFields(parseFilter(filter)), _id: newId() };
+            const seed = applyUpdate({ _id: newId() }, { $set: equalityFields(parseFilter(filter)) });
             return insertRow(applyUpdate(seed, update) as NewDoc<Doc>);
           });
         }),
@@ -212,7 +212,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       deleteMany: (filter) =>
         run(() => {
           const params: SqlValue[] = [];
-          const result = prepare(`DELETE FROM ${table} WHERE ${compileWhere(parseFilter(filter), params)}`).run(...params);
+          const result = prepare(`DELETE FROM ${table} WHERE ${where(parseFilter(filter), undefined, params)}`).run(...params);
           return Number(result.changes);
         }),
     };

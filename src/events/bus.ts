@@ -1,0 +1,39 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * The typed in-process event bus. Services emit; later issues subscribe (webhooks, cron).
+ * Adding an event is one line in EventMap.
+ */
+export interface EventMap {
+  'user.created': { id: string; login: string };
+  'user.updated': { id: string; login: string };
+  'user.deleted': { id: string; login: string };
+  'group.created': { id: string; name: string };
+  'group.updated': { id: string; name: string };
+  'group.deleted': { id: string; name: string };
+  'settings.updated': { fields: string[] };
+  'apikey.created': { id: string; name: string };
+  'apikey.revoked': { id: string; name: string };
+}
+
+export type EventName = keyof EventMap;
+
+export class EventBus {
+  private readonly emitter = new EventEmitter();
+
+  emit<E extends EventName>(event: E, data: EventMap[E]): void {
+    // A failing subscriber must never break the request that emitted the event.
+    for (const listener of this.emitter.listeners(event)) {
+      try {
+        void Promise.resolve((listener as (d: EventMap[E]) => unknown)(data)).catch(() => undefined);
+      } catch {
+        // ignored on purpose: see above
+      }
+    }
+  }
+
+  on<E extends EventName>(event: E, listener: (data: EventMap[E]) => unknown): () => void {
+    this.emitter.on(event, listener);
+    return () => this.emitter.off(event, listener);
+  }
+}

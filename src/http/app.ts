@@ -1,0 +1,58 @@
+import Koa from 'koa';
+import type { Services } from '../services/container.ts';
+import { AppError, notFound } from '../lib/errors.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { jsonBody } from './middleware/body.ts';
+import { cors } from './middleware/cors.ts';
+import { csrfProtection } from './middleware/csrf.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { requestContext } from './middleware/request-context.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { authRoutes } from './routes/auth.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
+import { groupRoutes } from './routes/groups.ts';
+import { profileRoutes } from './routes/profile.ts';
+import { createRouter } from './routes/router.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { userRoutes } from './routes/users.ts';
+import type { DynState } from './state.ts';
+
+/**
+ * The Koa application: one middleware per concern, in this order, then the management routes
+ * under /api. The dynamic endpoint engine will mount after the management router.
+ */
+export function createApp(services: Services): Koa<DynState> {
+  const app = new Koa<DynState>({ proxy: false });
+  app.silent = true; // errors are rendered and logged by errorHandler
+
+  app.use(securityHeaders({ production: services.config.nodeEnv === 'production' }));
+  app.use(errorHandler(services.logger, services.audit));
+  app.use(cors(services.config.corsOrigins));
+  app.use(requestContext(services.settings));
+  app.use(rateLimit(services.rateLimiter));
+  app.use(jsonBody(services.config.bodyLimitBytes));
+  app.use(authenticate(services));
+  app.use(csrfProtection());
+
+  const api = createRouter('/api');
+  authRoutes(api, services);
+  userRoutes(api, services);
+  groupRoutes(api, services);
+  profileRoutes(api, services);
+  apiKeyRoutes(api, services);
+  settingsRoutes(api, services);
+  dashboardRoutes(api, services);
+  app.use(api.routes());
+  app.use(api.allowedMethods({ throw: false }));
+
+  app.use(async (ctx) => {
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    if (ctx.status === 405) {
+      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: ctx.response.get('Allow') } });
+    }
+    throw notFound(ctx.path.startsWith('/api') ? `No route for ${ctx.method} ${ctx.path}` : 'Not found');
+  });
+  return app;
+}

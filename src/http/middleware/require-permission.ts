@@ -1,0 +1,33 @@
+import type { Next } from 'koa';
+import { forbidden, unauthorized } from '../../lib/errors.ts';
+import { hasAnyPermission, type Principal } from '../../model/principal.ts';
+import type { Permission } from '../../model/permissions.ts';
+import type { DynContext } from '../state.ts';
+
+/** No valid credentials: 401. Valid but lacking every listed permission: 403. */
+export function requirePrincipal(ctx: DynContext): Principal {
+  const principal = ctx.state.principal;
+  if (!principal) throw unauthorized(ctx.state.authError ?? 'Authentication required');
+  return principal;
+}
+
+export function requireAuth() {
+  return async (ctx: DynContext, next: Next): Promise<void> => {
+    requirePrincipal(ctx);
+    await next();
+  };
+}
+
+export function requireAny(...permissions: Permission[]) {
+  return async (ctx: DynContext, next: Next): Promise<void> => {
+    const principal = requirePrincipal(ctx);
+    if (!hasAnyPermission(principal, permissions)) throw forbidden(`Forbidden: requires ${permissions.join(' or ')}`);
+    await next();
+  };
+}
+
+export function requireUser(ctx: DynContext): Principal & { kind: 'user' } {
+  const principal = requirePrincipal(ctx);
+  if (principal.kind !== 'user') throw forbidden('This route needs a signed-in user, not an API key');
+  return principal;
+}

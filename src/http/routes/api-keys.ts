@@ -1,0 +1,42 @@
+import { principalUserId } from '../../model/principal.ts';
+import { publicApiKey } from '../../services/api-keys.ts';
+import type { Services } from '../../services/container.ts';
+import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
+import { listQuery } from '../query.ts';
+import { ok, paged } from '../respond.ts';
+import { requestInfo, type DynContext } from '../state.ts';
+import type { ApiRouter } from './router.ts';
+
+export function apiKeyRoutes(router: ApiRouter, services: Services): void {
+  const manage = requireAny('manage_api');
+  const audit = (ctx: DynContext, action: string, message: string, status: number) =>
+    services.audit.record({ action, message, source: 'api-keys', userId: principalUserId(ctx.state.principal), statusCode: status, ...requestInfo(ctx) });
+
+  router.get('/api-keys', manage, async (ctx) => {
+    const query = listQuery(ctx);
+    paged(ctx, await services.apiKeys.list(query), query, publicApiKey);
+  });
+
+  router.get('/api-keys/:id', manage, async (ctx) => {
+    ok(ctx, publicApiKey(await services.apiKeys.get(ctx.params.id as string)));
+  });
+
+  // The key itself is in this response only (data.key); the store keeps a bcrypt hash.
+  router.post('/api-keys', manage, async (ctx) => {
+    const { doc, key } = await services.apiKeys.create(ctx.request.body, requirePrincipal(ctx));
+    await audit(ctx, 'api_key_created', `API key "${doc.name}" created`, 201);
+    ok(ctx, { ...publicApiKey(doc), key }, { status: 201 });
+  });
+
+  router.put('/api-keys/:id', manage, async (ctx) => {
+    const doc = await services.apiKeys.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
+    await audit(ctx, 'api_key_updated', `API key "${doc.name}" updated`, 200);
+    ok(ctx, publicApiKey(doc));
+  });
+
+  router.delete('/api-keys/:id', manage, async (ctx) => {
+    const doc = await services.apiKeys.revoke(ctx.params.id as string);
+    await audit(ctx, 'api_key_revoked', `API key "${doc.name}" revoked`, 200);
+    ok(ctx, publicApiKey(doc));
+  });
+}

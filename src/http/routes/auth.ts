@@ -1,0 +1,70 @@
+import { unauthorized } from '../../lib/errors.ts';
+import type { Services } from '../../services/container.ts';
+import type { LoginResult } from '../../services/auth.ts';
+import { ACCESS_COOKIE } from '../middleware/authenticate.ts';
+import { issueCsrfToken } from '../middleware/csrf.ts';
+import { requirePrincipal } from '../middleware/require-permission.ts';
+import { ok } from '../respond.ts';
+import { requestInfo, type DynContext } from '../state.ts';
+import type { ApiRouter } from './router.ts';
+
+const REFRESH_COOKIE = 'dyn_refresh';
+
+/** Cookie sessions (login with `cookie: true`) are for browsers; CLIs use the tokens in the body. */
+function setSessionCookies(ctx: DynContext, result: LoginResult): void {
+  const base = { httpOnly: true, sameSite: 'strict' as const, secure: ctx.secure, overwrite: true };
+  ctx.cookies.set(ACCESS_COOKIE, result.accessToken, { ...base, path: '/', expires: new Date(result.accessTokenExpiresAt) });
+  ctx.cookies.set(REFRESH_COOKIE, result.refreshToken, { ...base, path: '/api/auth', expires: new Date(result.refreshTokenExpiresAt) });
+}
+
+function clearSessionCookies(ctx: DynContext): void {
+  ctx.cookies.set(ACCESS_COOKIE, null, { path: '/' });
+  ctx.cookies.set(REFRESH_COOKIE, null, { path: '/api/auth' });
+}
+
+export function authRoutes(router: ApiRouter, services: Services): void {
+  router.get('/health', (ctx) => {
+    ctx.body = { success: true, status: 'ok', timestamp: new Date().toISOString() };
+  });
+
+  router.get('/csrf-token', (ctx) => {
+    ok(ctx, { csrfToken: issueCsrfToken(ctx) });
+  });
+
+  router.post('/auth/login', async (ctx) => {
+    const credentials = services.auth.parseLogin(ctx.request.body);
+    const result = await services.auth.login(credentials, requestInfo(ctx));
+    if (credentials.cookie) setSessionCookies(ctx, result);
+    ok(ctx, result);
+  });
+
+  router.post('/auth/refresh', async (ctx) => {
+    const fromBody = services.auth.parseRefresh(ctx.request.body);
+    const fromCookie = ctx.cookies.get(REFRESH_COOKIE);
+    const token = fromBody ?? fromCookie;
+    if (!token) throw unauthorized('refreshToken is required');
+    if (!fromBody) ctx.state.authVia = 'cookie';
+    const result = await services.auth.refresh(token);
+    if (!fromBody) setSessionCookies(ctx, result);
+    ok(ctx, result);
+  });
+
+  // Ends every session of the user: with an access token, or with a refresh token alone.
+  router.post('/auth/logout', async (ctx) => {
+    const refreshToken = services.auth.parseRefresh(ctx.request.body);
+    if (ctx.state.principal?.kind === 'user') {
+      await services.auth.logout(ctx.state.principal.userId, requestInfo(ctx));
+    } else if (refreshToken) {
+      await services.auth.logoutWithRefreshToken(refreshToken, requestInfo(ctx));
+    } else {
+      requirePrincipal(ctx);
+      throw unauthorized('Logout needs a signed-in user or a refreshToken');
+    }
+    clearSessionCookies(ctx);
+    ok(ctx, { loggedOut: true });
+  });
+
+  router.post('/auth/register', async (ctx) => {
+    ok(ctx, await services.auth.register(ctx.request.body, requestInfo(ctx)), { status: 201 });
+  });
+}

@@ -1,0 +1,20 @@
+import type { ParameterizedContext } from 'koa';
+import type { Principal } from '../model/principal.ts';
+import type { RequestInfo } from '../services/auth.ts';
+import type { ActiveSettings } from '../services/settings.ts';
+
+/** What the middleware chain puts on ctx.state for the routes. */
+export interface DynState {
+  clientIp: string;
+  settings: ActiveSettings;
+  principal?: Principal;
+  /** Set when credentials were presented but rejected; reported only where auth is required. */
+  authError?: string;
+  authVia?: 'bearer' | 'apiKey' | 'cookie';
+}
+
+export type DynContext = ParameterizedContext<DynState>;
+
+export function requestInfo(ctx: DynContext): RequestInfo {
+  return { ip: ctx.state.clientIp, method: ctx.method, path: ctx.path };
+}

@@ -1,0 +1,14 @@
+import type { Permission } from './permissions.ts';
+
+/** Who is calling: a signed-in user or an API key, each with the permissions it acts with. */
+export type Principal =
+  | { kind: 'user'; userId: string; login: string; groupIds: string[]; permissions: ReadonlySet<Permission> }
+  | { kind: 'apiKey'; keyId: string; name: string; permissions: ReadonlySet<Permission> };
+
+export function hasAnyPermission(principal: Principal, wanted: readonly Permission[]): boolean {
+  return wanted.some((p) => principal.permissions.has(p));
+}
+
+export function principalUserId(principal: Principal | undefined): string | null {
+  return principal?.kind === 'user' ? principal.userId : null;
+}

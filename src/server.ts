@@ -1,0 +1,130 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { Config } from './config.ts';
+import { EventBus } from './events/bus.ts';
+import { createApp } from './http/app.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
+import { ApiKeysService } from './services/api-keys.ts';
+import { AuditLog } from './services/audit-log.ts';
+import { AuthService } from './services/auth.ts';
+import { Authenticator } from './services/authenticator.ts';
+import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
+import type { Services } from './services/container.ts';
+import { GroupsService } from './services/groups.ts';
+import { LoginLockout } from './services/login-lockout.ts';
+import { Passwords } from './services/passwords.ts';
+import { ProfileService } from './services/profile.ts';
+import { RateLimiter } from './services/rate-limiter.ts';
+import { Revisions } from './services/revisions.ts';
+import { Sessions } from './services/sessions.ts';
+import { SettingsService } from './services/settings.ts';
+import { Tokens } from './services/tokens.ts';
+import { UsersService } from './services/users.ts';
+import { openStore } from './store/open-store.ts';
+import type { Store } from './store/types.ts';
+
+/** The composition root: store → services → http. Everything it opens, `close()` closes. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  close(): Promise<void>;
+}
+
+const SWEEP_INTERVAL_MS = 30_000;
+const LOG_RETENTION_INTERVAL_MS = 60 * 60_000;
+
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const production = config.nodeEnv === 'production';
+  const secrets = resolveSecrets({ jwtSecret: config.jwtSecret, jwtRefreshSecret: config.jwtRefreshSecret, dataDir: config.dataDir, production });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous });
+  try {
+    return await startOnStore(config, logger, store, secrets, production);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+async function startOnStore(config: Config, logger: Logger, store: Store, secrets: { access: string; refresh: string }, production: boolean): Promise<RunningServer> {
+  const events = new EventBus();
+  const revisions = new Revisions(store, config.revisionCheckMs ?? (store.kind === 'embedded' ? 0 : 500));
+  const settings = new SettingsService(store, revisions, events);
+  const audit = new AuditLog(store, logger);
+  const passwords = new Passwords(config.bcryptRounds);
+  const tokens = new Tokens(secrets);
+  const sessions = new Sessions(store);
+  const groups = new GroupsService(store, events);
+  const users = new UsersService({ store, groups, passwords, sessions, events });
+  const authenticator = new Authenticator({ store, tokens, sessions, events });
+  const lockout = new LoginLockout(store);
+  const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator });
+  const apiKeys = new ApiKeysService(store, events, config.bcryptRounds);
+  const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
+  const services: Services = {
+    config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
+    rateLimiter: new RateLimiter(),
+  };
+
+  await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
+
+  const housekeeping = startHousekeeping(services);
+  const app = createApp(services);
+  const server: Server = createServer(app.callback());
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 20_000;
+  server.listen(config.port, config.host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    housekeeping.stop();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  logger.info(`dyn listening on ${url} (store: ${store.kind})`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    services,
+    close() {
+      closing ??= (async () => {
+        housekeeping.stop();
+        // Stop accepting, let requests in flight finish, then flush buffered writes and close.
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await audit.flush();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Periodic sweeps: expired documents (sessions, later records) and old audit entries. */
+function startHousekeeping(services: Services): { stop(): void } {
+  const { store, audit, settings, lockout, logger } = services;
+  const sweep = async (): Promise<void> => {
+    try {
+      await store.sweepExpired();
+      await lockout.purgeExpired();
+    } catch (error) {
+      logger.warn('expiry sweep failed', { error });
+    }
+  };
+  const purgeLogs = async (): Promise<void> => {
+    try {
+      const removed = await audit.purgeOlderThan((await settings.get()).logRetentionDays);
+      if (removed > 0) logger.info(`removed ${removed} audit entries past the retention period`);
+    } catch (error) {
+      logger.warn('audit retention sweep failed', { error });
+    }
+  };
+  const timers = [setInterval(() => void sweep(), SWEEP_INTERVAL_MS), setInterval(() => void purgeLogs(), LOG_RETENTION_INTERVAL_MS)];
+  for (const timer of timers) timer.unref();
+  void purgeLogs();
+  return { stop: () => timers.forEach(clearInterval) };
+}

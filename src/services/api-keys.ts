@@ -1,0 +1,202 @@
+import { createHash, randomBytes } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+import { badRequest, forbidden, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import type { EventBus } from '../events/bus.ts';
+import { PERMISSIONS, type Permission } from '../model/permissions.ts';
+import type { Principal } from '../model/principal.ts';
+import type { ApiKeyDoc } from '../model/records.ts';
+import { compileValidator } from '../model/validation.ts';
+import type { Page, Store } from '../store/types.ts';
+
+/**
+ * API keys: `dyn_<keyId>_<secret>`. Only a bcrypt hash of the whole key is stored, with the
+ * non-secret keyId to find it. A verified key is cached by the SHA-256 of the presented text
+ * together with the document's `version`; every request still reads the key document (one
+ * indexed lookup), so a change or revocation on any instance applies on the next request,
+ * while bcrypt runs only on a cache miss.
+ */
+export interface ApiKeyInput {
+  name: string;
+  permissions: Permission[];
+  expiresAt?: string | null;
+}
+
+const properties = {
+  name: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+  permissions: { type: 'array', maxItems: PERMISSIONS.length, uniqueItems: true, items: { enum: [...PERMISSIONS] } },
+  expiresAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] },
+};
+const validateCreate = compileValidator<ApiKeyInput>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'permissions'],
+  properties,
+});
+const validateUpdate = compileValidator<Partial<ApiKeyInput>>({ type: 'object', additionalProperties: false, properties });
+
+const KEY_PATTERN = /^dyn_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+const CACHE_TTL_MS = 5 * 60_000;
+const USE_AUDIT_INTERVAL_MS = 60_000;
+
+export interface PublicApiKey {
+  _id: string;
+  name: string;
+  prefix: string;
+  permissions: string[];
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  createdBy: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function publicApiKey(doc: ApiKeyDoc): PublicApiKey {
+  return {
+    _id: doc._id,
+    name: doc.name,
+    prefix: `dyn_${doc.keyId}`,
+    permissions: doc.permissions,
+    expiresAt: doc.expiresAt ? String(doc.expiresAt) : null,
+    lastUsedAt: doc.lastUsedAt ? String(doc.lastUsedAt) : null,
+    createdBy: doc.createdBy,
+    createdAt: String(doc.createdAt),
+    updatedAt: String(doc.updatedAt),
+  };
+}
+
+export interface VerifiedKey {
+  principal: Principal & { kind: 'apiKey' };
+  /** True when this use should be written to the audit log (at most once a minute per key). */
+  auditUse: boolean;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+export class ApiKeysService {
+  private readonly verified = new Map<string, { keyId: string; version: number; cachedAt: number }>();
+  private readonly store: Store;
+  private readonly events: EventBus;
+  private readonly rounds: number;
+
+  constructor(store: Store, events: EventBus, bcryptRounds: number) {
+    this.store = store;
+    this.events = events;
+    this.rounds = bcryptRounds;
+  }
+
+  private get keys() {
+    return this.store.collection<ApiKeyDoc>('apikeys');
+  }
+
+  list(query: { page: number; limit: number; search?: string }): Promise<Page<ApiKeyDoc>> {
+    return this.keys.findPage({}, {
+      page: query.page,
+      limit: query.limit,
+      sort: { createdAt: -1 },
+      ...(query.search ? { search: { term: query.search, fields: ['name'] } } : {}),
+    });
+  }
+
+  async get(id: string): Promise<ApiKeyDoc> {
+    const key = isId(id) ? await this.keys.findById(id) : null;
+    if (!key) throw notFound('API key not found');
+    return key;
+  }
+
+  async create(input: unknown, creator: Principal): Promise<{ doc: ApiKeyDoc; key: string }> {
+    const valid = validateCreate(input);
+    assertGrantable(valid.permissions, creator);
+    const expiresAt = parseExpiry(valid.expiresAt);
+    const keyId = randomBytes(6).toString('hex');
+    const key = `dyn_${keyId}_${randomBytes(32).toString('base64url')}`;
+    const now = new Date();
+    const doc = await this.keys.insertOne({
+      keyId,
+      keyHash: await bcrypt.hash(key, this.rounds),
+      name: valid.name.trim(),
+      permissions: valid.permissions,
+      expiresAt,
+      lastUsedAt: null,
+      createdBy: creator.kind === 'user' ? creator.userId : null,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    this.events.emit('apikey.created', { id: doc._id, name: doc.name });
+    return { doc, key };
+  }
+
+  async update(id: string, input: unknown, actor: Principal): Promise<ApiKeyDoc> {
+    const valid = validateUpdate(input);
+    const current = await this.get(id);
+    if (valid.permissions) assertGrantable(valid.permissions, actor);
+    const set: Record<string, unknown> = { updatedAt: new Date() };
+    if (valid.name !== undefined) set.name = valid.name.trim();
+    if (valid.permissions !== undefined) set.permissions = valid.permissions;
+    if (valid.expiresAt !== undefined) set.expiresAt = parseExpiry(valid.expiresAt);
+    const updated = await this.keys.updateOne({ _id: current._id }, { $set: set, $inc: { version: 1 } });
+    if (!updated) throw notFound('API key not found');
+    this.forget(current.keyId);
+    return updated;
+  }
+
+  async revoke(id: string): Promise<ApiKeyDoc> {
+    const current = await this.get(id);
+    await this.keys.deleteOne({ _id: current._id });
+    this.forget(current.keyId);
+    this.events.emit('apikey.revoked', { id: current._id, name: current.name });
+    return current;
+  }
+
+  /** The principal for a presented key, or null when the key is unknown, wrong, or expired. */
+  async verify(presented: string): Promise<VerifiedKey | null> {
+    const match = KEY_PATTERN.exec(presented);
+    if (!match) return null;
+    const doc = await this.keys.findOne({ keyId: match[1] as string });
+    if (!doc) return null;
+    const now = Date.now();
+    if (doc.expiresAt && Date.parse(String(doc.expiresAt)) <= now) return null;
+
+    const cacheKey = sha256(presented);
+    const cached = this.verified.get(cacheKey);
+    const fresh = cached && cached.keyId === doc.keyId && cached.version === doc.version && now - cached.cachedAt < CACHE_TTL_MS;
+    if (!fresh) {
+      if (!(await bcrypt.compare(presented, doc.keyHash))) return null;
+      this.verified.set(cacheKey, { keyId: doc.keyId, version: doc.version, cachedAt: now });
+    }
+
+    let auditUse = false;
+    const lastUsed = doc.lastUsedAt ? Date.parse(String(doc.lastUsedAt)) : 0;
+    if (now - lastUsed >= USE_AUDIT_INTERVAL_MS) {
+      // Conditional write: of several instances racing, only one records this minute's use.
+      const cutoff = new Date(now - USE_AUDIT_INTERVAL_MS);
+      const claimed = await this.keys.updateOne(
+        { _id: doc._id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lte: cutoff } }] },
+        { $set: { lastUsedAt: new Date(now) } },
+      );
+      auditUse = claimed !== null;
+    }
+    return {
+      principal: { kind: 'apiKey', keyId: doc._id, name: doc.name, permissions: new Set(doc.permissions as Permission[]) },
+      auditUse,
+    };
+  }
+
+  private forget(keyId: string): void {
+    for (const [hash, entry] of this.verified) if (entry.keyId === keyId) this.verified.delete(hash);
+  }
+}
+
+function parseExpiry(expiresAt: string | null | undefined): Date | null {
+  if (expiresAt === undefined || expiresAt === null) return null;
+  const date = new Date(expiresAt);
+  if (date.getTime() <= Date.now()) throw badRequest('Invalid request body: expiresAt must be in the future', [{ field: 'expiresAt', message: 'must be in the future' }]);
+  return date;
+}
+
+/** A caller cannot mint a key stronger than itself. */
+function assertGrantable(permissions: readonly Permission[], actor: Principal): void {
+  const missing = permissions.filter((p) => !actor.permissions.has(p));
+  if (missing.length > 0) throw forbidden(`You cannot grant permissions you do not have: ${missing.join(', ')}`);
+}

@@ -1,0 +1,107 @@
+import type { Logger } from '../lib/logger.ts';
+import type { LogDoc } from '../model/records.ts';
+import type { Filter, Page, Store } from '../store/types.ts';
+
+/**
+ * The audit log (`logs` collection). Management actions are written before the response is
+ * sent (`record`); high-volume entries (api_key_used now, api_call later) are buffered
+ * (`enqueue`) and flushed every FLUSH_MS, when the buffer fills, and on shutdown.
+ */
+export interface AuditEntry {
+  action: string;
+  message: string;
+  source: string;
+  ip?: string | null;
+  userId?: string | null;
+  method?: string | null;
+  path?: string | null;
+  statusCode?: number | null;
+}
+
+export interface LogQuery {
+  page: number;
+  limit: number;
+  action?: string;
+  search?: string;
+}
+
+const FLUSH_MS = 500;
+const MAX_BUFFER = 200;
+const SEARCH_FIELDS = ['message', 'action', 'source', 'ip'] as const;
+
+export class AuditLog {
+  private buffer: Array<Omit<LogDoc, '_id'>> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly store: Store;
+  private readonly logger: Logger;
+
+  constructor(store: Store, logger: Logger) {
+    this.store = store;
+    this.logger = logger;
+  }
+
+  private toDoc(entry: AuditEntry): Omit<LogDoc, '_id'> {
+    return {
+      action: entry.action,
+      message: entry.message.slice(0, 2000),
+      source: entry.source,
+      ip: entry.ip ?? null,
+      userId: entry.userId ?? null,
+      method: entry.method ?? null,
+      path: entry.path ?? null,
+      statusCode: entry.statusCode ?? null,
+      createdAt: new Date(),
+    };
+  }
+
+  async record(entry: AuditEntry): Promise<void> {
+    await this.store.collection<LogDoc>('logs').insertOne(this.toDoc(entry));
+  }
+
+  enqueue(entry: AuditEntry): void {
+    this.buffer.push(this.toDoc(entry));
+    if (this.buffer.length >= MAX_BUFFER) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.flushing = this.flushing.then(async () => {
+      if (batch.length === 0) return;
+      try {
+        await this.store.collection<LogDoc>('logs').insertMany(batch);
+      } catch (error) {
+        this.logger.error('audit log flush failed', { error, entries: batch.length });
+      }
+    });
+    return this.flushing;
+  }
+
+  async list(query: LogQuery): Promise<Page<LogDoc>> {
+    const filter: Filter = query.action ? { action: query.action } : {};
+    return this.store.collection<LogDoc>('logs').findPage(filter, {
+      page: query.page,
+      limit: query.limit,
+      sort: { createdAt: -1 },
+      ...(query.search ? { search: { term: query.search, fields: SEARCH_FIELDS } } : {}),
+    });
+  }
+
+  count(): Promise<number> {
+    return this.store.collection<LogDoc>('logs').count({});
+  }
+
+  async clear(): Promise<number> {
+    await this.flush();
+    return this.store.collection<LogDoc>('logs').deleteMany({});
+  }
+
+  async purgeOlderThan(days: number): Promise<number> {
+    const cutoff = new Date(Date.now() - days * 86_400_000);
+    return this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });
+  }
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../lib/logger.ts';
+import type { UserDoc } from '../model/records.ts';
+import { DuplicateKeyError, type Store } from '../store/types.ts';
+import type { GroupsService } from './groups.ts';
+import type { UsersService } from './users.ts';
+
+/** First start: secrets, the Administrators group and the `admin` user. */
+export interface Secrets {
+  access: string;
+  refresh: string;
+}
+
+export class StartupError extends Error {}
+
+/**
+ * JWT secrets come from JWT_SECRET / JWT_REFRESH_SECRET; where unset (outside production) they
+ * are generated once and kept in DATA_DIR/secrets.json, readable by the owner only. Several
+ * instances must share the same secrets, so multi-instance deployments set both variables.
+ */
+export function resolveSecrets(options: { jwtSecret?: string | undefined; jwtRefreshSecret?: string | undefined; dataDir: string; production: boolean }): Secrets {
+  if (options.production && (!options.jwtSecret || !options.jwtRefreshSecret)) {
+    throw new StartupError('NODE_ENV=production requires JWT_SECRET and JWT_REFRESH_SECRET to be set');
+  }
+  if (options.jwtSecret && options.jwtRefreshSecret) return { access: options.jwtSecret, refresh: options.jwtRefreshSecret };
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = join(options.dataDir, 'secrets.json');
+  let stored: Partial<Secrets> = {};
+  if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>;
+  const secrets = {
+    access: options.jwtSecret ?? stored.access ?? randomBytes(48).toString('base64url'),
+    refresh: options.jwtRefreshSecret ?? stored.refresh ?? randomBytes(48).toString('base64url'),
+  };
+  if (secrets.access !== stored.access || secrets.refresh !== stored.refresh) {
+    writeFileSync(file, JSON.stringify({ access: secrets.access, refresh: secrets.refresh }, null, 2) + '\n', { mode: 0o600 });
+  }
+  if (secrets.access === secrets.refresh) throw new StartupError('JWT_SECRET and JWT_REFRESH_SECRET must differ');
+  return secrets;
+}
+
+export async function ensureFirstStart(deps: {
+  store: Store;
+  users: UsersService;
+  groups: GroupsService;
+  logger: Logger;
+  dataDir: string;
+  defaultAdminPassword: string | undefined;
+  production: boolean;
+}): Promise<void> {
+  const admins = await deps.groups.ensureAdministrators();
+  const users = deps.store.collection<UserDoc>('users');
+  if ((await users.count({})) === 0) {
+    const generated = deps.defaultAdminPassword === undefined;
+    const password = deps.defaultAdminPassword ?? randomBytes(12).toString('base64url');
+    try {
+      await deps.users.create({ login: 'admin', password, name: 'Administrator', groupIds: [admins._id] }, { initialPassword: true });
+      if (generated) {
+        const file = join(deps.dataDir, 'initial-admin-password');
+        mkdirSync(deps.dataDir, { recursive: true });
+        writeFileSync(file, password + '\n', { mode: 0o600 });
+        // Printed exactly once, at creation, so a newcomer can sign in; change it afterwards.
+        deps.logger.warn(`created user "admin" with the generated password ${password} (also in ${file}); change it after signing in`);
+      } else {
+        deps.logger.info('created user "admin" with the password from DEFAULT_ADMIN_PASSWORD');
+      }
+    } catch (error) {
+      if (!(error instanceof DuplicateKeyError)) throw error; // another process created it first
+    }
+  }
+  const admin = await users.findOne({ loginKey: 'admin' });
+  if (deps.production && admin?.initialPassword) {
+    deps.logger.warn('user "admin" still has its initial password: change it (PUT /api/profile)');
+  }
+}

@@ -1,0 +1,60 @@
+import { badRequest, unauthorized } from '../lib/errors.ts';
+import { compileValidator } from '../model/validation.ts';
+import type { AuditLog } from './audit-log.ts';
+import type { AuthService, LoginResult, RequestInfo } from './auth.ts';
+import type { Authenticator } from './authenticator.ts';
+import type { Passwords } from './passwords.ts';
+import { PASSWORD_SCHEMA } from './passwords.ts';
+import { EMAIL_SCHEMA, NAME_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
+
+/** A signed-in user's own account: name, email and password only — never groups or status. */
+const validateProfileUpdate = compileValidator<{ name?: string; email?: string; password?: string; currentPassword?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: NAME_SCHEMA,
+    email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }] },
+    password: PASSWORD_SCHEMA,
+    currentPassword: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
+});
+
+export interface Profile extends PublicUser {
+  permissions: string[];
+}
+
+export class ProfileService {
+  private readonly deps: { users: UsersService; passwords: Passwords; authenticator: Authenticator; auth: AuthService; audit: AuditLog };
+
+  constructor(deps: ProfileService['deps']) {
+    this.deps = deps;
+  }
+
+  async get(userId: string): Promise<Profile> {
+    const user = await this.deps.users.get(userId);
+    return { ...publicUser(user), permissions: [...(await this.deps.authenticator.permissionsOf(user))] };
+  }
+
+  /**
+   * Changing the password needs the current one, ends every session of the user (other devices
+   * included) and returns a fresh token pair so the caller stays signed in.
+   */
+  async update(userId: string, input: unknown, request: RequestInfo): Promise<{ profile: Profile; tokens?: Omit<LoginResult, 'user'> }> {
+    const valid = validateProfileUpdate(input);
+    const user = await this.deps.users.get(userId);
+    if (valid.password !== undefined) {
+      if (valid.currentPassword === undefined) {
+        throw badRequest('Invalid request body: currentPassword is required to change the password', [{ field: 'currentPassword', message: 'is required' }]);
+      }
+      if (!(await this.deps.passwords.verify(valid.currentPassword, user.passwordHash))) throw unauthorized('Current password is wrong');
+    }
+    const { currentPassword: _current, ...changes } = valid;
+    const updated = await this.deps.users.apply(user, changes);
+    await this.deps.audit.record({ action: 'user_updated', message: `User ${user.login} updated their profile`, source: 'profile', userId, statusCode: 200, ...request });
+    const profile = await this.get(userId);
+    if (valid.password === undefined) return { profile };
+    const { user: _user, ...tokens } = await this.deps.auth.issue(updated);
+    return { profile, tokens };
+  }
+}

@@ -1,0 +1,133 @@
+import { compileIpRules, InvalidIpRuleError, PRIVATE_AND_LOOPBACK_RANGES, type IpMatcher } from '../lib/ip-rules.ts';
+import { badRequest } from '../lib/errors.ts';
+import { compileValidator } from '../model/validation.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { Store } from '../store/types.ts';
+import type { Revisions } from './revisions.ts';
+
+/**
+ * System settings: one flat object. The table below is the registry: adding a setting is one
+ * entry (its JSON Schema and default). Values are cached per process and reloaded when the
+ * `settings` revision changes, so a change applies on the next request on every instance.
+ */
+const SETTING_FIELDS = {
+  registrationEnabled: { schema: { type: 'boolean' }, default: false },
+  accessTokenTtlSeconds: { schema: { type: 'integer', minimum: 60, maximum: 86_400 }, default: 900 },
+  refreshTokenTtlSeconds: { schema: { type: 'integer', minimum: 300, maximum: 31_536_000 }, default: 604_800 },
+  lockoutThreshold: { schema: { type: 'integer', minimum: 0, maximum: 1000 }, default: 5 },
+  lockoutMinutes: { schema: { type: 'integer', minimum: 1, maximum: 1440 }, default: 15 },
+  rateLimitEnabled: { schema: { type: 'boolean' }, default: false },
+  rateLimitWindowSeconds: { schema: { type: 'integer', minimum: 1, maximum: 86_400 }, default: 60 },
+  rateLimitMax: { schema: { type: 'integer', minimum: 1, maximum: 10_000_000 }, default: 3000 },
+  defaultPageSize: { schema: { type: 'integer', minimum: 1, maximum: 1000 }, default: 20 },
+  maxPageSize: { schema: { type: 'integer', minimum: 1, maximum: 1000 }, default: 100 },
+  logRetentionDays: { schema: { type: 'integer', minimum: 1, maximum: 3650 }, default: 30 },
+  trustedProxies: {
+    schema: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    default: [...PRIVATE_AND_LOOPBACK_RANGES],
+  },
+} as const;
+
+export interface Settings {
+  registrationEnabled: boolean;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  lockoutThreshold: number;
+  lockoutMinutes: number;
+  rateLimitEnabled: boolean;
+  rateLimitWindowSeconds: number;
+  rateLimitMax: number;
+  defaultPageSize: number;
+  maxPageSize: number;
+  logRetentionDays: number;
+  trustedProxies: string[];
+}
+
+/** Settings plus what is compiled from them once per revision. */
+export interface ActiveSettings extends Settings {
+  trustedProxyMatcher: IpMatcher;
+}
+
+export const DEFAULT_SETTINGS: Settings = Object.fromEntries(
+  Object.entries(SETTING_FIELDS).map(([name, field]) => [name, structuredClone(field.default)]),
+) as unknown as Settings;
+
+const validatePatch = compileValidator<Partial<Settings>>(
+  {
+    type: 'object',
+    additionalProperties: false,
+    properties: Object.fromEntries(Object.entries(SETTING_FIELDS).map(([name, field]) => [name, field.schema])),
+  },
+  'settings',
+);
+
+interface SettingsDoc {
+  _id: string;
+  [key: string]: unknown;
+  key: string;
+  values: Partial<Settings>;
+  updatedAt: Date | string;
+}
+
+const KEY = 'global';
+
+export class SettingsService {
+  private cached: { revision: number; settings: ActiveSettings } | null = null;
+  private readonly store: Store;
+  private readonly revisions: Revisions;
+  private readonly events: EventBus;
+
+  constructor(store: Store, revisions: Revisions, events: EventBus) {
+    this.store = store;
+    this.revisions = revisions;
+    this.events = events;
+  }
+
+  async get(): Promise<ActiveSettings> {
+    const revision = await this.revisions.current('settings');
+    if (this.cached && this.cached.revision === revision) return this.cached.settings;
+    const doc = await this.store.collection<SettingsDoc>('systemsettings').findOne({ key: KEY });
+    const settings = activate({ ...DEFAULT_SETTINGS, ...pickKnown(doc?.values ?? {}) });
+    this.cached = { revision, settings };
+    return settings;
+  }
+
+  /** Validates a partial update (unknown fields, wrong types, bad ranges → 400) and stores it. */
+  async update(patch: unknown): Promise<Settings> {
+    const valid = validatePatch(patch);
+    const next = { ...toPlain(await this.get()), ...valid };
+    if (next.defaultPageSize > next.maxPageSize) {
+      throw badRequest('Invalid settings: defaultPageSize must not exceed maxPageSize', [
+        { field: 'defaultPageSize', message: 'must not exceed maxPageSize' },
+      ]);
+    }
+    activate(next); // rejects invalid proxy rules before anything is written
+    await this.store
+      .collection<SettingsDoc>('systemsettings')
+      .updateOne({ key: KEY }, { $set: { values: next, updatedAt: new Date() } }, { upsert: true });
+    await this.revisions.bump('settings');
+    this.cached = null;
+    this.events.emit('settings.updated', { fields: Object.keys(valid) });
+    return toPlain(await this.get());
+  }
+}
+
+export function toPlain(settings: ActiveSettings): Settings {
+  const { trustedProxyMatcher: _matcher, ...plain } = settings;
+  return plain;
+}
+
+function pickKnown(values: Partial<Settings>): Partial<Settings> {
+  return Object.fromEntries(Object.entries(values).filter(([name]) => name in SETTING_FIELDS)) as Partial<Settings>;
+}
+
+function activate(settings: Settings): ActiveSettings {
+  try {
+    return { ...settings, trustedProxyMatcher: compileIpRules(settings.trustedProxies) };
+  } catch (error) {
+    if (error instanceof InvalidIpRuleError) {
+      throw badRequest(`Invalid settings: trustedProxies has an ${error.message}`, [{ field: 'trustedProxies', message: error.message }]);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,238 @@
+import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { GroupDoc, UserDoc } from '../model/records.ts';
+import { compileValidator } from '../model/validation.ts';
+import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
+import { ADMINISTRATORS, type GroupsService } from './groups.ts';
+import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
+import type { Sessions } from './sessions.ts';
+
+export interface UserInput {
+  login: string;
+  email?: string;
+  password: string;
+  name?: string;
+  groupIds?: string[];
+  status?: 'active' | 'disabled';
+}
+
+export const LOGIN_SCHEMA = { type: 'string', minLength: 3, maxLength: 64, pattern: '^\\s*[A-Za-z0-9._@-]+\\s*$' } as const;
+export const EMAIL_SCHEMA = { type: 'string', maxLength: 254, format: 'email' } as const;
+export const NAME_SCHEMA = { type: 'string', maxLength: 200 } as const;
+
+const userProperties = {
+  login: LOGIN_SCHEMA,
+  email: EMAIL_SCHEMA,
+  password: PASSWORD_SCHEMA,
+  name: NAME_SCHEMA,
+  groupIds: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', maxLength: 24 } },
+  status: { enum: ['active', 'disabled'] },
+};
+const validateCreate = compileValidator<UserInput>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['login', 'password'],
+  properties: userProperties,
+});
+const validateUpdate = compileValidator<Partial<UserInput>>({ type: 'object', additionalProperties: false, properties: userProperties });
+
+export interface PublicUser {
+  _id: string;
+  login: string;
+  email: string | null;
+  name: string;
+  groupIds: string[];
+  status: 'active' | 'disabled';
+  lastLoginAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The only shape in which a user leaves the service: never a hash, token or version. */
+export function publicUser(doc: UserDoc): PublicUser {
+  return {
+    _id: doc._id,
+    login: doc.login,
+    email: doc.email ?? null,
+    name: doc.name,
+    groupIds: doc.groupIds,
+    status: doc.status,
+    lastLoginAt: doc.lastLoginAt ? String(doc.lastLoginAt) : null,
+    createdAt: String(doc.createdAt),
+    updatedAt: String(doc.updatedAt),
+  };
+}
+
+/** `Admin`, ` admin ` and `admin` are one login (for uniqueness and lockout). */
+export const loginKey = (login: string): string => login.trim().toLowerCase();
+const emailKey = (email: string): string => email.trim().toLowerCase();
+
+export function assertPasswordFits(password: string | undefined): void {
+  if (password !== undefined && Buffer.byteLength(password, 'utf8') > 72) {
+    throw badRequest('Invalid request body: password must be at most 72 bytes', [{ field: 'password', message: 'must be at most 72 bytes' }]);
+  }
+}
+
+export interface UserChanges {
+  email?: string;
+  password?: string;
+  name?: string;
+  groupIds?: string[];
+  status?: 'active' | 'disabled';
+  login?: string;
+}
+
+export class UsersService {
+  private readonly store: Store;
+  private readonly groups: GroupsService;
+  private readonly passwords: Passwords;
+  private readonly sessions: Sessions;
+  private readonly events: EventBus;
+
+  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus }) {
+    this.store = deps.store;
+    this.groups = deps.groups;
+    this.passwords = deps.passwords;
+    this.sessions = deps.sessions;
+    this.events = deps.events;
+  }
+
+  private get users() {
+    return this.store.collection<UserDoc>('users');
+  }
+
+  list(query: { page: number; limit: number; search?: string }): Promise<Page<UserDoc>> {
+    return this.users.findPage({}, {
+      page: query.page,
+      limit: query.limit,
+      sort: { createdAt: 1 },
+      ...(query.search ? { search: { term: query.search, fields: ['name', 'login', 'email', 'status'] } } : {}),
+    });
+  }
+
+  async get(id: string): Promise<UserDoc> {
+    const user = isId(id) ? await this.users.findById(id) : null;
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  findById(id: string): Promise<UserDoc | null> {
+    return isId(id) ? this.users.findById(id) : Promise.resolve(null);
+  }
+
+  findByLogin(login: string): Promise<UserDoc | null> {
+    return this.users.findOne({ loginKey: loginKey(login) });
+  }
+
+  async create(input: unknown, options: { allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
+    const valid = validateCreate(input);
+    assertPasswordFits(valid.password);
+    const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
+    await this.groups.requireAll(groupIds);
+    const now = new Date();
+    try {
+      const user = await this.users.insertOne({
+        login: valid.login.trim(),
+        loginKey: loginKey(valid.login),
+        ...(valid.email ? { email: valid.email.trim(), emailKey: emailKey(valid.email) } : {}),
+        name: valid.name?.trim() ?? '',
+        passwordHash: await this.passwords.hash(valid.password),
+        groupIds,
+        status: valid.status ?? 'active',
+        tokenVersion: 0,
+        ...(options.initialPassword ? { initialPassword: true } : {}),
+        lastLoginAt: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      this.events.emit('user.created', { id: user._id, login: user.login });
+      return user;
+    } catch (error) {
+      throw duplicateUser(error);
+    }
+  }
+
+  /** Admin update: any field. Password or status changes end the user's sessions. */
+  async update(id: string, input: unknown): Promise<UserDoc> {
+    return this.apply(await this.get(id), validateUpdate(input));
+  }
+
+  /** Applies validated changes; shared by the admin route and the profile route. */
+  async apply(user: UserDoc, changes: UserChanges): Promise<UserDoc> {
+    assertPasswordFits(changes.password);
+    if (changes.groupIds !== undefined) await this.groups.requireAll(changes.groupIds);
+    const losesAdmin =
+      (changes.status === 'disabled' && user.status === 'active') ||
+      (changes.groupIds !== undefined && !(await this.isAdministratorsMember(changes.groupIds)));
+    if (losesAdmin && (await this.isLastActiveAdministrator(user))) {
+      throw conflict('This is the last active member of Administrators; add another administrator first');
+    }
+
+    const set: Record<string, unknown> = { updatedAt: new Date() };
+    const unset: string[] = [];
+    if (changes.login !== undefined) Object.assign(set, { login: changes.login.trim(), loginKey: loginKey(changes.login) });
+    if (changes.name !== undefined) set.name = changes.name.trim();
+    if (changes.email !== undefined) {
+      if (changes.email.trim() === '') unset.push('email', 'emailKey');
+      else Object.assign(set, { email: changes.email.trim(), emailKey: emailKey(changes.email) });
+    }
+    if (changes.groupIds !== undefined) set.groupIds = changes.groupIds;
+    if (changes.status !== undefined) set.status = changes.status;
+    if (changes.password !== undefined) {
+      set.passwordHash = await this.passwords.hash(changes.password);
+      unset.push('initialPassword');
+    }
+    let updated: UserDoc | null;
+    try {
+      updated = await this.users.updateOne({ _id: user._id }, { $set: set, ...(unset.length ? { $unset: unset } : {}) });
+    } catch (error) {
+      throw duplicateUser(error);
+    }
+    if (!updated) throw notFound('User not found');
+    const endsSessions = changes.password !== undefined || (changes.status === 'disabled' && user.status !== 'disabled');
+    const changesAccess = changes.groupIds !== undefined || changes.status !== undefined;
+    if (endsSessions) await this.sessions.revokeAll(user._id);
+    else if (changesAccess) this.sessions.invalidateCached(user._id);
+    this.events.emit('user.updated', { id: updated._id, login: updated.login });
+    return (await this.users.findById(user._id)) ?? updated;
+  }
+
+  async delete(id: string, actingUserId: string | null): Promise<UserDoc> {
+    const user = await this.get(id);
+    if (actingUserId === user._id) throw badRequest('You cannot delete your own account');
+    if (await this.isLastActiveAdministrator(user)) {
+      throw conflict('This is the last active member of Administrators; add another administrator first');
+    }
+    await this.users.deleteOne({ _id: user._id });
+    await this.sessions.revokeAll(user._id);
+    this.events.emit('user.deleted', { id: user._id, login: user.login });
+    return user;
+  }
+
+  async recordLogin(userId: string): Promise<void> {
+    await this.users.updateOne({ _id: userId }, { $set: { lastLoginAt: new Date() } });
+  }
+
+  private async administrators(): Promise<GroupDoc | null> {
+    return this.store.collection<GroupDoc>('groups').findOne({ nameKey: ADMINISTRATORS.toLowerCase(), isSystem: true });
+  }
+
+  private async isAdministratorsMember(groupIds: readonly string[]): Promise<boolean> {
+    const admins = await this.administrators();
+    return admins !== null && groupIds.includes(admins._id);
+  }
+
+  private async isLastActiveAdministrator(user: UserDoc): Promise<boolean> {
+    const admins = await this.administrators();
+    if (!admins || user.status !== 'active' || !user.groupIds.includes(admins._id)) return false;
+    const filter: Filter = { groupIds: { $has: admins._id }, status: 'active' };
+    return (await this.users.count(filter)) <= 1;
+  }
+}
+
+function duplicateUser(error: unknown): unknown {
+  if (!(error instanceof DuplicateKeyError)) return error;
+  if (error.fields.includes('emailKey')) return conflict('A user with this email already exists');
+  return conflict('A user with this login already exists');
+}

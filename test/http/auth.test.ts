@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('health and conventions', () => {
+  it('GET /api/health answers ok with a timestamp', async () => {
+    const res = await t.api('GET', '/api/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, status: 'ok' });
+    expect(new Date(res.body.timestamp).toISOString()).toBe(res.body.timestamp);
+  });
+
+  it('an unknown /api route is a 404 in the error shape', async () => {
+    const res = await t.api('GET', '/api/does-not-exist');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ success: false, error: 'No route for GET /api/does-not-exist' });
+  });
+
+  it('sends security headers on every response, errors included', async () => {
+    for (const path of ['/api/health', '/api/nope']) {
+      const res = await t.api('GET', path);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    }
+  });
+
+  it('malformed JSON is a 400 that says so', async () => {
+    const res = await t.api('POST', '/api/auth/login', { rawBody: '{"login": ' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Malformed JSON body' });
+  });
+});
+
+describe('login', () => {
+  it('returns an access token, a refresh token and the user without secrets', async () => {
+    const res = await t.api('POST', '/api/auth/login', { body: { login: 'admin', password: ADMIN_PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data.accessToken).toMatch(/^ey/);
+    expect(res.body.data.refreshToken).toMatch(/^ey/);
+    expect(res.body.data.user).toMatchObject({ login: 'admin', status: 'active' });
+    expect(res.text).not.toMatch(/passwordHash|tokenVersion|\$2[aby]\$/);
+  });
+
+  it.each([
+    ['wrong password', { login: 'admin', password: 'nope-nope' }],
+    ['unknown login', { login: 'nobody-here', password: 'nope-nope' }],
+  ])('answers 401 with the same message for a %s', async (_name, body) => {
+    const res = await t.api('POST', '/api/auth/login', { body });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ success: false, error: 'Invalid login or password' });
+  });
+
+  it.each([
+    ['operator-shaped login', { login: { $ne: null }, password: 'x' }],
+    ['operator-shaped password', { login: 'admin', password: { $gt: '' } }],
+    ['missing password', { login: 'admin' }],
+    ['unknown field', { login: 'admin', password: 'x', extra: 1 }],
+    ['array body', [1, 2]],
+  ])('refuses a %s with 400', async (_name, body) => {
+    const res = await t.api('POST', '/api/auth/login', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.success).toBe(false);
+    expect(typeof res.body.error).toBe('string');
+  });
+
+  it('a refresh token is not accepted as an access token, nor the reverse', async () => {
+    const session = await t.login();
+    expect((await t.api('GET', '/api/users', { token: session.refreshToken })).status).toBe(401);
+    expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken: session.accessToken } })).status).toBe(401);
+  });
+});
+
+describe('refresh rotation and logout', () => {
+  it('refresh returns a new pair and the used refresh token stops working', async () => {
+    const session = await t.login();
+    const first = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: session.refreshToken } });
+    expect(first.status).toBe(200);
+    expect(first.body.data.refreshToken).not.toBe(session.refreshToken);
+    const again = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: session.refreshToken } });
+    expect(again.status).toBe(401);
+    expect(again.body.error).toBe('Invalid or expired refresh token');
+    const next = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: first.body.data.refreshToken } });
+    expect(next.status).toBe(200);
+  });
+
+  it('logout ends the refresh token at once and the access token on the next request', async () => {
+    const user = await createUserWith(t, ['view']);
+    const session = await t.login(user.login, user.password);
+    expect((await t.api('GET', '/api/users', { token: session.accessToken })).status).toBe(200);
+    const out = await t.api('POST', '/api/auth/logout', { token: session.accessToken });
+    expect(out.status).toBe(200);
+    expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken: session.refreshToken } })).status).toBe(401);
+    const after = await t.api('GET', '/api/users', { token: session.accessToken });
+    expect(after.status).toBe(401);
+    expect(after.body.error).toBe('Session has ended; sign in again');
+  });
+
+  it('logout without credentials is a 401', async () => {
+    expect((await t.api('POST', '/api/auth/logout')).status).toBe(401);
+  });
+});

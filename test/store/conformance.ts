@@ -1,0 +1,842 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { COLLECTIONS } from '../../src/store/collections.ts';
+import {
+  DuplicateKeyError,
+  InvalidFilterError,
+  type Collection,
+  type Doc,
+  type Filter,
+  type Search,
+  type SortSpec,
+  type Store,
+  type Update,
+} from '../../src/store/types.ts';
+
+/**
+ * The storage contract of src/store/types.ts, written once and run against every adapter
+ * (test/store/embedded-store.test.ts, test/store/mongo-store.test.ts). A behaviour that only one
+ * adapter has does not belong here.
+ */
+export interface OpenedStore {
+  store: Store;
+  cleanup: () => Promise<void>;
+}
+
+const HEX_ID = /^[0-9a-f]{24}$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Fixed, sortable ids, so that "_id order" is known in advance. They start with a letter on purpose. */
+const id = (n: number): string => `a${n.toString(16).padStart(23, '0')}`;
+
+const HOUR = 60 * 60 * 1000;
+const past = (): Date => new Date(Date.now() - HOUR);
+const future = (): Date => new Date(Date.now() + HOUR);
+
+export function describeStoreConformance(label: string, open: () => Promise<OpenedStore>): void {
+  describe(`${label} store conformance`, () => {
+    let opened: OpenedStore;
+    let store: Store;
+    const logs = (): Collection => store.collection('logs');
+
+    beforeAll(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    beforeEach(async () => {
+      for (const spec of COLLECTIONS) await store.collection(spec.name).deleteMany({});
+      await store.sweepExpired();
+    });
+
+    const names = (docs: Doc[]): unknown[] => docs.map((d) => d.name);
+
+    describe('inserting', () => {
+      it('insertOne assigns a 24-character hex _id when none is given', async () => {
+        const doc = await logs().insertOne({ name: 'first' });
+        expect(doc._id).toMatch(HEX_ID);
+        expect(await logs().findById(doc._id)).toEqual({ _id: doc._id, name: 'first' });
+      });
+
+      it('insertOne assigns a different _id to every document', async () => {
+        const docs = await Promise.all(Array.from({ length: 20 }, (_, i) => logs().insertOne({ i })));
+        expect(new Set(docs.map((d) => d._id)).size).toBe(20);
+      });
+
+      it('insertOne keeps an _id it is given', async () => {
+        const doc = await logs().insertOne({ _id: id(7), name: 'given' });
+        expect(doc._id).toBe(id(7));
+        expect(await logs().findById(id(7))).toEqual({ _id: id(7), name: 'given' });
+      });
+
+      it('insertOne returns the document as it is read back', async () => {
+        const when = new Date('2024-05-06T07:08:09.010Z');
+        const doc = await logs().insertOne({ name: 'x', when, nested: { when, list: [when, 1, 'a', true, null] } });
+        expect(doc).toEqual(await logs().findById(doc._id));
+      });
+
+      it('insertMany assigns ids and returns the documents in the given order', async () => {
+        const docs = await logs().insertMany([{ name: 'a' }, { _id: id(2), name: 'b' }, { name: 'c' }]);
+        expect(names(docs)).toEqual(['a', 'b', 'c']);
+        expect(docs[1]?._id).toBe(id(2));
+        for (const doc of docs) expect(doc._id).toMatch(HEX_ID);
+        expect(await logs().count({})).toBe(3);
+      });
+
+      it('insertMany of nothing returns an empty list', async () => {
+        expect(await logs().insertMany([])).toEqual([]);
+      });
+    });
+
+    describe('dates', () => {
+      const when = new Date('2024-02-03T04:05:06.789Z');
+      const iso = when.toISOString();
+
+      it('dates written as Date are read back as ISO 8601 strings, wherever they are in the document', async () => {
+        const doc = await logs().insertOne({ when, data: { when }, list: [when] });
+        const expected = { _id: doc._id, when: iso, data: { when: iso }, list: [iso] };
+        expect(doc).toEqual(expected);
+        expect(await logs().findById(doc._id)).toEqual(expected);
+        expect(await logs().findOne({ _id: doc._id })).toEqual(expected);
+        expect(await logs().find({})).toEqual([expected]);
+        expect((await logs().findPage({}, { page: 1, limit: 10 })).items).toEqual([expected]);
+        expect((await logs().find({}))[0]?.when).toMatch(ISO_DATE);
+      });
+
+      it('dates written by an update are read back as ISO 8601 strings', async () => {
+        const doc = await logs().insertOne({ name: 'x' });
+        const updated = await logs().updateOne({ _id: doc._id }, { $set: { when, 'data.when': when } });
+        expect(updated).toEqual({ _id: doc._id, name: 'x', when: iso, data: { when: iso } });
+        expect(await logs().findById(doc._id)).toEqual(updated);
+      });
+
+      it('an upserted document reads its dates back as ISO 8601 strings', async () => {
+        const doc = await logs().updateOne({ name: 'new' }, { $set: { when } }, { upsert: true });
+        expect(doc?.when).toBe(iso);
+      });
+
+      it('a deleted document is returned with ISO 8601 date strings', async () => {
+        const doc = await logs().insertOne({ name: 'x', when });
+        expect(await logs().deleteOne({ _id: doc._id })).toEqual({ _id: doc._id, name: 'x', when: iso });
+      });
+    });
+
+    describe('reading', () => {
+      beforeEach(async () => {
+        // Inserted out of _id order on purpose.
+        await logs().insertMany([
+          { _id: id(3), name: 'c', rank: 1 },
+          { _id: id(1), name: 'a', rank: 2 },
+          { _id: id(2), name: 'b', rank: 1 },
+          { _id: id(4), name: 'd', rank: 2 },
+          { _id: id(5), name: 'e' },
+        ]);
+      });
+
+      it('findById returns the document with that id', async () => {
+        expect(await logs().findById(id(2))).toEqual({ _id: id(2), name: 'b', rank: 1 });
+      });
+
+      it('findById returns null for an unknown id', async () => {
+        expect(await logs().findById(id(99))).toBeNull();
+      });
+
+      it('findOne returns null when nothing matches', async () => {
+        expect(await logs().findOne({ name: 'zzz' })).toBeNull();
+      });
+
+      it('findOne returns the first match in _id order when no sort is given', async () => {
+        expect((await logs().findOne({ rank: 2 }))?._id).toBe(id(1));
+      });
+
+      it('findOne returns the first match in the given sort order', async () => {
+        expect((await logs().findOne({ rank: { $exists: true } }, { sort: { name: -1 } }))?._id).toBe(id(4));
+      });
+
+      it('find returns every match in _id order when no sort is given', async () => {
+        expect(names(await logs().find({}))).toEqual(['a', 'b', 'c', 'd', 'e']);
+      });
+
+      const sorts: Array<[string, SortSpec, string[]]> = [
+        ['ascending by a field, ties broken by _id, missing values first', { rank: 1 }, ['e', 'b', 'c', 'a', 'd']],
+        ['descending by a field, ties broken by ascending _id, missing values last', { rank: -1 }, ['a', 'd', 'b', 'c', 'e']],
+        ['by several fields in order', { rank: 1, name: -1 }, ['e', 'c', 'b', 'd', 'a']],
+        ['ascending by _id', { _id: 1 }, ['a', 'b', 'c', 'd', 'e']],
+        ['descending by _id', { _id: -1 }, ['e', 'd', 'c', 'b', 'a']],
+        ['descending by a string field', { name: -1 }, ['e', 'd', 'c', 'b', 'a']],
+      ];
+      for (const [description, sort, expected] of sorts) {
+        it(`find sorts ${description}`, async () => {
+          expect(names(await logs().find({}, { sort }))).toEqual(expected);
+        });
+      }
+
+      it('find sorts by a nested field', async () => {
+        await logs().deleteMany({});
+        await logs().insertMany([{ name: 'x', data: { at: 2 } }, { name: 'y', data: { at: 3 } }, { name: 'z', data: { at: 1 } }]);
+        expect(names(await logs().find({}, { sort: { 'data.at': 1 } }))).toEqual(['z', 'x', 'y']);
+        expect(names(await logs().find({}, { sort: { 'data.at': -1 } }))).toEqual(['y', 'x', 'z']);
+      });
+
+      const windows: Array<[string, { skip?: number; limit?: number }, string[]]> = [
+        ['limit returns at most that many', { limit: 2 }, ['a', 'b']],
+        ['skip leaves out that many from the start', { skip: 3 }, ['d', 'e']],
+        ['skip and limit together return a window', { skip: 1, limit: 2 }, ['b', 'c']],
+        ['a limit larger than the result returns everything left', { skip: 2, limit: 50 }, ['c', 'd', 'e']],
+        ['a skip past the end returns nothing', { skip: 10 }, []],
+      ];
+      for (const [description, window, expected] of windows) {
+        it(`find: ${description}`, async () => {
+          expect(names(await logs().find({}, window))).toEqual(expected);
+        });
+      }
+
+      it('find applies skip and limit after sorting', async () => {
+        expect(names(await logs().find({}, { sort: { name: -1 }, skip: 1, limit: 2 }))).toEqual(['d', 'c']);
+      });
+
+      it('findPage returns the requested page and the total of all matches', async () => {
+        const sort = { name: 1 } as const;
+        expect(await logs().findPage({}, { page: 1, limit: 2, sort })).toMatchObject({ total: 5 });
+        expect(names((await logs().findPage({}, { page: 1, limit: 2, sort })).items)).toEqual(['a', 'b']);
+        expect(names((await logs().findPage({}, { page: 2, limit: 2, sort })).items)).toEqual(['c', 'd']);
+        expect(names((await logs().findPage({}, { page: 3, limit: 2, sort })).items)).toEqual(['e']);
+      });
+
+      it('findPage past the last page returns no items but the full total', async () => {
+        expect(await logs().findPage({}, { page: 4, limit: 2 })).toEqual({ items: [], total: 5 });
+      });
+
+      it('findPage counts only the documents matching the filter', async () => {
+        const page = await logs().findPage({ rank: 1 }, { page: 1, limit: 1, sort: { name: -1 } });
+        expect(page.total).toBe(2);
+        expect(names(page.items)).toEqual(['c']);
+      });
+
+      it('findPage of an empty result is empty with a total of 0', async () => {
+        expect(await logs().findPage({ name: 'zzz' }, { page: 1, limit: 10 })).toEqual({ items: [], total: 0 });
+      });
+
+      it('count returns how many documents match', async () => {
+        expect(await logs().count({})).toBe(5);
+        expect(await logs().count({ rank: 2 })).toBe(2);
+        expect(await logs().count({ name: 'zzz' })).toBe(0);
+      });
+    });
+
+    describe('search', () => {
+      const docs = [
+        { name: 'Alice Smith', email: 'alice@example.com', note: 'bob' },
+        { name: 'BOB JONES', email: 'bj@example.org' },
+        { name: '100% sure', email: 'pct@example.com' },
+        { name: '100 percent', email: 'plain@example.com' },
+        { name: 'snake_case', email: 'snake@example.com' },
+        { name: 'snakeXcase', email: 'x@example.com' },
+        { name: 'a.*b (regex) [x] ^$ +? {1} |', email: 'meta@example.com' },
+        { name: 'back\\slash', email: 'bs@example.com' },
+        { name: 'count', email: 'c@example.com', count: 100 },
+      ];
+      const fields = ['name', 'email'];
+      const reference = (term: string): string[] =>
+        docs
+          .filter((d) => fields.some((f) => String((d as Record<string, unknown>)[f]).toLowerCase().includes(term.toLowerCase())))
+          .map((d) => d.name);
+
+      beforeEach(async () => {
+        await logs().insertMany(docs);
+      });
+
+      const terms: Array<[string, string]> = [
+        ['matches case-insensitively', 'smith'],
+        ['matches upper-case terms against lower-case text', 'ALICE'],
+        ['matches in any of the named fields', 'example.org'],
+        ['treats % literally', '100%'],
+        ['treats _ literally', 'snake_'],
+        ['treats . and * literally', 'a.*b'],
+        ['treats parentheses literally', '(regex)'],
+        ['treats square brackets literally', '[x]'],
+        ['treats ^ and $ literally', '^$'],
+        ['treats + ? { } | literally', '+? {1} |'],
+        ['treats a backslash literally', 'k\\s'],
+        ['finds nothing when no field contains the term', 'nobody'],
+      ];
+      for (const [description, term] of terms) {
+        it(`search ${description} ("${term}")`, async () => {
+          const search: Search = { term, fields };
+          const expected = reference(term);
+          expect(names(await logs().find({}, { search }))).toEqual(expected);
+          expect(await logs().count({}, search)).toBe(expected.length);
+          expect((await logs().findPage({}, { page: 1, limit: 100, search })).total).toBe(expected.length);
+        });
+      }
+
+      it('search looks only at the named fields', async () => {
+        expect(names(await logs().find({}, { search: { term: 'bob', fields: ['name'] } }))).toEqual(['BOB JONES']);
+      });
+
+      it('search with an empty term matches everything', async () => {
+        expect(await logs().count({}, { term: '', fields })).toBe(docs.length);
+      });
+
+      it('search is combined with the filter (both must hold)', async () => {
+        const found = await logs().find({ email: { $ne: 'pct@example.com' } }, { search: { term: '100', fields } });
+        expect(names(found)).toEqual(['100 percent']);
+      });
+
+      it('search respects sort, skip and limit', async () => {
+        // Strings sort by code point: 'X' (0x58) comes before '_' (0x5f).
+        expect(names(await logs().find({}, { search: { term: 'snake', fields }, sort: { name: 1 } }))).toEqual(['snakeXcase', 'snake_case']);
+        expect(names(await logs().find({}, { search: { term: 'snake', fields }, sort: { name: -1 }, skip: 1, limit: 1 }))).toEqual(['snakeXcase']);
+      });
+
+      const badFields = ['__proto__', 'a.$b', '$where', "name') OR 1=1 --", ''];
+      for (const field of badFields) {
+        it(`search over an invalid field name ${JSON.stringify(field)} throws InvalidFilterError`, async () => {
+          await expect(logs().find({}, { search: { term: 'a', fields: [field] } })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(logs().count({}, { term: 'a', fields: [field] })).rejects.toBeInstanceOf(InvalidFilterError);
+        });
+      }
+    });
+
+    describe('filter operators', () => {
+      // _id order: alpha < beta < gamma < delta, so expected results are listed in that order.
+      beforeEach(async () => {
+        await logs().insertMany([
+          {
+            _id: id(1),
+            name: 'alpha',
+            n: 1,
+            score: 10,
+            label: 'b',
+            tags: ['x', 'y'],
+            when: new Date('2024-01-01T00:00:00.000Z'),
+            data: { name: 'Ann', level: 1 },
+            flag: true,
+            opt: null,
+          },
+          {
+            _id: id(2),
+            name: 'beta',
+            n: 2,
+            score: '10',
+            label: 'a',
+            tags: ['y'],
+            when: new Date('2024-06-01T00:00:00.000Z'),
+            data: { name: 'Bob', level: 2 },
+            flag: false,
+          },
+          { _id: id(3), name: 'gamma', n: 3, tags: [null], when: new Date('2025-01-01T00:00:00.000Z'), data: { name: 'Cid' }, opt: 'set' },
+          { _id: id(4), name: 'delta', n: 10, score: 5, label: 'c', tags: 'x', data: 'plain', flag: 1 },
+        ]);
+      });
+
+      const cases: Array<[string, Filter, string[]]> = [
+        ['an empty filter matches everything', {}, ['alpha', 'beta', 'gamma', 'delta']],
+        ['equality on a string matches that string', { name: 'beta' }, ['beta']],
+        ['$eq on a string matches that string', { name: { $eq: 'beta' } }, ['beta']],
+        ['equality on a number matches that number', { n: 2 }, ['beta']],
+        ['equality on a number does not match the same digits as a string', { score: 10 }, ['alpha']],
+        ['equality on a string does not match the same digits as a number', { score: '10' }, ['beta']],
+        ['equality on true matches true only, not the number 1', { flag: true }, ['alpha']],
+        ['equality on false matches false only', { flag: false }, ['beta']],
+        ['equality on the number 1 does not match true', { flag: 1 }, ['delta']],
+        ['equality on a Date matches that date', { when: new Date('2024-06-01T00:00:00.000Z') }, ['beta']],
+        ['$eq on a Date matches that date', { when: { $eq: new Date('2024-06-01T00:00:00.000Z') } }, ['beta']],
+        ['equality on null matches null and missing fields', { opt: null }, ['alpha', 'beta', 'delta']],
+        ['$eq null matches null and missing fields', { opt: { $eq: null } }, ['alpha', 'beta', 'delta']],
+        ['several fields must all match', { name: 'alpha', n: 2 }, []],
+        ['equality on _id matches that document', { _id: id(2) }, ['beta']],
+        ['$ne matches other values and missing fields', { score: { $ne: 10 } }, ['beta', 'gamma', 'delta']],
+        ['$ne null matches fields that are present and not null', { opt: { $ne: null } }, ['gamma']],
+        ['$ne true does not exclude the number 1', { flag: { $ne: true } }, ['beta', 'gamma', 'delta']],
+        ['$gt on numbers', { n: { $gt: 2 } }, ['gamma', 'delta']],
+        ['$gte on numbers', { n: { $gte: 2 } }, ['beta', 'gamma', 'delta']],
+        ['$lt on numbers', { n: { $lt: 3 } }, ['alpha', 'beta']],
+        ['$lte on numbers', { n: { $lte: 3 } }, ['alpha', 'beta', 'gamma']],
+        ['$gt and $lt together give a range', { n: { $gt: 1, $lt: 10 } }, ['beta', 'gamma']],
+        ['$gt on a number does not match a string field', { score: { $gt: 5 } }, ['alpha']],
+        ['$gte on a string does not match a number field', { score: { $gte: '0' } }, ['beta']],
+        ['$lt on a string does not match number fields', { n: { $lt: 'zzz' } }, []],
+        ['$gt on strings compares them in order', { label: { $gt: 'a' } }, ['alpha', 'delta']],
+        ['$lt on strings compares them in order', { name: { $lt: 'c' } }, ['alpha', 'beta']],
+        ['$gt on a number does not match _id', { _id: { $gt: 5 } }, []],
+        ['$gt on strings works on _id', { _id: { $gt: id(2) } }, ['gamma', 'delta']],
+        ['$gt on a Date', { when: { $gt: new Date('2024-03-01T00:00:00.000Z') } }, ['beta', 'gamma']],
+        ['$lte on a Date includes that date', { when: { $lte: new Date('2024-06-01T00:00:00.000Z') } }, ['alpha', 'beta']],
+        ['$gte and $lt on Dates give a range', { when: { $gte: new Date('2024-01-01T00:00:00.000Z'), $lt: new Date('2025-01-01T00:00:00.000Z') } }, ['alpha', 'beta']],
+        ['$in matches any listed value', { name: { $in: ['alpha', 'gamma', 'zzz'] } }, ['alpha', 'gamma']],
+        ['$in compares like types only', { score: { $in: [10] } }, ['alpha']],
+        ['$in with true does not match the number 1', { flag: { $in: [true] } }, ['alpha']],
+        ['$in with null also matches missing fields', { score: { $in: [10, null] } }, ['alpha', 'gamma']],
+        ['$in with only null matches null and missing fields', { opt: { $in: [null] } }, ['alpha', 'beta', 'delta']],
+        ['$in with an empty list matches nothing', { score: { $in: [] } }, []],
+        ['$in with Dates', { when: { $in: [new Date('2024-01-01T00:00:00.000Z')] } }, ['alpha']],
+        ['$in on _id', { _id: { $in: [id(1), id(3)] } }, ['alpha', 'gamma']],
+        ['$nin excludes the listed values and keeps missing fields', { score: { $nin: [10] } }, ['beta', 'gamma', 'delta']],
+        ['$nin with null also excludes missing fields', { score: { $nin: [10, null] } }, ['beta', 'delta']],
+        ['$nin with an empty list matches everything', { score: { $nin: [] } }, ['alpha', 'beta', 'gamma', 'delta']],
+        ['$nin with true keeps the number 1', { flag: { $nin: [true] } }, ['beta', 'gamma', 'delta']],
+        ['$exists true matches present fields', { score: { $exists: true } }, ['alpha', 'beta', 'delta']],
+        ['$exists false matches missing fields', { score: { $exists: false } }, ['gamma']],
+        ['$exists true treats null as absent', { opt: { $exists: true } }, ['gamma']],
+        ['$exists false treats null as absent', { opt: { $exists: false } }, ['alpha', 'beta', 'delta']],
+        ['$has matches arrays containing the value', { tags: { $has: 'y' } }, ['alpha', 'beta']],
+        ['$has does not match a scalar field equal to the value', { tags: { $has: 'x' } }, ['alpha']],
+        ['$has matches nothing when no array contains the value', { tags: { $has: 'z' } }, []],
+        ['$has null matches arrays containing null', { tags: { $has: null } }, ['gamma']],
+        ['$and requires every filter', { $and: [{ n: { $gt: 1 } }, { n: { $lt: 10 } }] }, ['beta', 'gamma']],
+        ['$or requires any filter', { $or: [{ name: 'alpha' }, { n: 10 }] }, ['alpha', 'delta']],
+        ['$or and $and nest', { $or: [{ name: 'gamma' }, { $and: [{ n: { $gte: 2 } }, { tags: { $has: 'y' } }] }] }, ['beta', 'gamma']],
+        ['$or combines with sibling fields', { n: { $lt: 3 }, $or: [{ name: 'beta' }, { name: 'gamma' }] }, ['beta']],
+        ['a dotted path matches a nested field', { 'data.name': 'Bob' }, ['beta']],
+        ['a dotted path works with $gte', { 'data.level': { $gte: 1 } }, ['alpha', 'beta']],
+        ['a dotted path works with $in', { 'data.name': { $in: ['Ann', 'Cid'] } }, ['alpha', 'gamma']],
+        ['a dotted path into a non-object is missing', { 'data.name': { $exists: false } }, ['delta']],
+        ['a dotted path into a non-object equals null', { 'data.level': null }, ['gamma', 'delta']],
+      ];
+      for (const [description, filter, expected] of cases) {
+        it(`${description}: ${JSON.stringify(filter)}`, async () => {
+          expect(names(await logs().find(filter))).toEqual(expected);
+          expect(await logs().count(filter)).toBe(expected.length);
+        });
+      }
+
+      it('an operator object whose operators are all supported is accepted', async () => {
+        await expect(logs().find({ login: { $ne: null } })).resolves.toEqual([]);
+      });
+
+      const invalid: Array<[string, () => Filter]> = [
+        ['$where', () => ({ $where: 'this.n > 1' })],
+        ['$expr', () => ({ $expr: { $gt: ['$n', 1] } })],
+        ['an unknown top-level operator', () => ({ $foo: 1 })],
+        ['$nor', () => ({ $nor: [{ n: 1 }] })],
+        ['$regex', () => ({ name: { $regex: '^a' } })],
+        ['$not', () => ({ name: { $not: { $eq: 'a' } } })],
+        ['$elemMatch', () => ({ tags: { $elemMatch: { $eq: 'x' } } })],
+        ['an unknown operator as an equality value', () => ({ login: { $bogus: 1 } })],
+        ['an unknown operator next to a known one', () => ({ n: { $gt: 1, $bogus: 1 } })],
+        ['an empty operator object', () => ({ n: {} })],
+        ['an object as an equality value', () => ({ data: { name: 'Ann' } })],
+        ['an array as an equality value', () => ({ tags: ['x', 'y'] })],
+        ['undefined as an equality value', () => ({ n: undefined })],
+        ['NaN', () => ({ n: Number.NaN })],
+        ['Infinity in $gt', () => ({ n: { $gt: Number.POSITIVE_INFINITY } })],
+        ['$gt null', () => ({ n: { $gt: null } })],
+        ['$lt true', () => ({ n: { $lt: true } })],
+        ['$in with a non-list', () => ({ n: { $in: 1 } })],
+        ['$in with an object in the list', () => ({ n: { $in: [{ a: 1 }] } })],
+        ['$exists with a non-boolean', () => ({ n: { $exists: 1 } })],
+        ['$and with an empty list', () => ({ $and: [] })],
+        ['$or with a non-list', () => ({ $or: { n: 1 } })],
+        ['$or containing an unsupported operator', () => ({ $or: [{ n: 1 }, { $where: 'true' }] })],
+        ['the field name __proto__', () => JSON.parse('{"__proto__": 1}') as Filter],
+        ['the field name constructor', () => ({ constructor: 1 })],
+        ['a dotted path with a $ segment', () => ({ 'a.$b': 1 })],
+        ['a field name starting with $', () => ({ $x: 1 })],
+        ['an empty path segment', () => ({ 'a..b': 1 })],
+        ['a field name with a quote', () => ({ "a') OR 1=1 --": 1 })],
+      ];
+      for (const [description, filter] of invalid) {
+        it(`a filter with ${description} throws InvalidFilterError`, async () => {
+          const c = logs();
+          await expect(c.find(filter())).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.findOne(filter())).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.count(filter())).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.findPage(filter(), { page: 1, limit: 10 })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.updateOne(filter(), { $set: { hit: true } })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.updateOne(filter(), { $set: { hit: true } }, { upsert: true })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.updateMany(filter(), { $set: { hit: true } })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.deleteOne(filter())).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(c.deleteMany(filter())).rejects.toBeInstanceOf(InvalidFilterError);
+          expect(await c.count({})).toBe(4);
+          expect(await c.count({ hit: true })).toBe(0);
+        });
+      }
+
+      const invalidSorts: Array<[string, SortSpec]> = [
+        ['an invalid field name', JSON.parse('{"__proto__": 1}') as SortSpec],
+        ['a $ field name', { $natural: 1 }],
+        ['a direction other than 1 or -1', { n: 0 as 1 }],
+      ];
+      for (const [description, sort] of invalidSorts) {
+        it(`a sort with ${description} throws InvalidFilterError`, async () => {
+          await expect(logs().find({}, { sort })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(logs().findOne({}, { sort })).rejects.toBeInstanceOf(InvalidFilterError);
+        });
+      }
+    });
+
+    describe('updating', () => {
+      it('updateOne with $set returns the document as it is after the update', async () => {
+        const doc = await logs().insertOne({ name: 'a', n: 1 });
+        const updated = await logs().updateOne({ _id: doc._id }, { $set: { name: 'b', extra: [1, 2] } });
+        expect(updated).toEqual({ _id: doc._id, name: 'b', n: 1, extra: [1, 2] });
+        expect(await logs().findById(doc._id)).toEqual(updated);
+      });
+
+      it('$set on a dotted path sets a nested field and keeps its siblings', async () => {
+        const doc = await logs().insertOne({ data: { a: 1, b: 2 } });
+        expect(await logs().updateOne({ _id: doc._id }, { $set: { 'data.a': 10, 'data.c.d': 'deep' } })).toEqual({
+          _id: doc._id,
+          data: { a: 10, b: 2, c: { d: 'deep' } },
+        });
+      });
+
+      it('$set can set a field to null', async () => {
+        const doc = await logs().insertOne({ name: 'a' });
+        expect(await logs().updateOne({ _id: doc._id }, { $set: { name: null } })).toEqual({ _id: doc._id, name: null });
+      });
+
+      it('$unset removes fields, including nested ones, and ignores missing ones', async () => {
+        const doc = await logs().insertOne({ name: 'a', gone: 1, data: { keep: 1, drop: 2 } });
+        const updated = await logs().updateOne({ _id: doc._id }, { $unset: ['gone', 'data.drop', 'never', 'nothing.here'] });
+        expect(updated).toEqual({ _id: doc._id, name: 'a', data: { keep: 1 } });
+        expect(await logs().findById(doc._id)).toEqual(updated);
+      });
+
+      it('$inc adds to a number, starts a missing field from 0 and works on dotted paths', async () => {
+        const doc = await logs().insertOne({ n: 5, data: { hits: 1 } });
+        const updated = await logs().updateOne({ _id: doc._id }, { $inc: { n: -2, fresh: 3, 'data.hits': 1, 'data.misses': 1.5 } });
+        expect(updated).toEqual({ _id: doc._id, n: 3, fresh: 3, data: { hits: 2, misses: 1.5 } });
+      });
+
+      it('$set, $unset and $inc can be combined', async () => {
+        const doc = await logs().insertOne({ a: 1, b: 2, c: 3 });
+        expect(await logs().updateOne({ _id: doc._id }, { $set: { a: 'one' }, $unset: ['b'], $inc: { c: 1 } })).toEqual({
+          _id: doc._id,
+          a: 'one',
+          c: 4,
+        });
+      });
+
+      it('$inc on a non-numeric field rejects and leaves the document unchanged', async () => {
+        const doc = await logs().insertOne({ name: 'a', n: 1 });
+        await expect(logs().updateOne({ _id: doc._id }, { $inc: { name: 1 } })).rejects.toThrow();
+        expect(await logs().findById(doc._id)).toEqual(doc);
+      });
+
+      it('an update without operators matches and changes nothing', async () => {
+        const doc = await logs().insertOne({ name: 'a', n: 1 });
+        expect(await logs().updateOne({ _id: doc._id }, {})).toEqual(doc);
+        expect(await logs().updateOne({ _id: doc._id }, { $set: {}, $unset: [], $inc: {} })).toEqual(doc);
+        expect(await logs().updateMany({ name: 'a' }, {})).toBe(1);
+        expect(await logs().find({})).toEqual([doc]);
+      });
+
+      it('updateOne returns null and inserts nothing when nothing matched', async () => {
+        await logs().insertOne({ name: 'a' });
+        expect(await logs().updateOne({ name: 'zzz' }, { $set: { n: 1 } })).toBeNull();
+        expect(await logs().count({})).toBe(1);
+        expect(await logs().count({ n: 1 })).toBe(0);
+      });
+
+      it('updateOne changes only the first match in _id order', async () => {
+        await logs().insertMany([
+          { _id: id(2), name: 'x' },
+          { _id: id(1), name: 'x' },
+        ]);
+        expect((await logs().updateOne({ name: 'x' }, { $set: { hit: true } }))?._id).toBe(id(1));
+        expect((await logs().find({ hit: true })).map((d) => d._id)).toEqual([id(1)]);
+      });
+
+      it('an upsert that matches nothing creates a document from the filter equality fields and the update', async () => {
+        const doc = await logs().updateOne(
+          { name: 'new', kind: { $eq: 'k' }, n: { $gt: 5 }, tags: { $has: 'x' } },
+          { $set: { extra: true }, $inc: { hits: 1 } },
+          { upsert: true },
+        );
+        expect(doc).toEqual({ _id: expect.stringMatching(HEX_ID), name: 'new', kind: 'k', extra: true, hits: 1 });
+        expect(await logs().findById(doc?._id as string)).toEqual(doc);
+      });
+
+      it('an upsert copies dotted equality fields into nested objects', async () => {
+        const doc = await logs().updateOne({ 'data.name': 'n' }, { $set: { 'data.level': 1 } }, { upsert: true });
+        expect(doc).toEqual({ _id: expect.stringMatching(HEX_ID), data: { name: 'n', level: 1 } });
+      });
+
+      it('an upsert keeps an _id given as an equality in the filter', async () => {
+        const doc = await logs().updateOne({ _id: id(9) }, { $set: { name: 'nine' } }, { upsert: true });
+        expect(doc).toEqual({ _id: id(9), name: 'nine' });
+        expect(await logs().findById(id(9))).toEqual(doc);
+      });
+
+      it('an upsert that matches updates the existing document instead of creating one', async () => {
+        const first = await logs().updateOne({ name: 'k' }, { $inc: { n: 1 } }, { upsert: true });
+        const second = await logs().updateOne({ name: 'k' }, { $inc: { n: 1 } }, { upsert: true });
+        expect(second).toEqual({ _id: first?._id, name: 'k', n: 2 });
+        expect(await logs().count({})).toBe(1);
+      });
+
+      it('updateMany updates every match and returns how many matched', async () => {
+        await logs().insertMany([
+          { name: 'a', group: 1 },
+          { name: 'b', group: 1 },
+          { name: 'c', group: 2 },
+        ]);
+        expect(await logs().updateMany({ group: 1 }, { $set: { seen: true }, $inc: { n: 1 } })).toBe(2);
+        expect(names(await logs().find({ seen: true, n: 1 }))).toEqual(['a', 'b']);
+        expect(await logs().count({ seen: { $exists: false } })).toBe(1);
+      });
+
+      it('updateMany counts matches even when the update changes nothing', async () => {
+        await logs().insertMany([{ name: 'a' }, { name: 'a' }]);
+        expect(await logs().updateMany({ name: 'a' }, { $set: { name: 'a' } })).toBe(2);
+      });
+
+      it('updateMany returns 0 when nothing matched', async () => {
+        expect(await logs().updateMany({ name: 'zzz' }, { $set: { n: 1 } })).toBe(0);
+      });
+
+      const invalidUpdates: Array<[string, Update]> = [
+        ['an unsupported operator', { $push: { tags: 'x' } } as unknown as Update],
+        ['$rename', { $rename: { a: 'b' } } as unknown as Update],
+        ['an invalid $set field', { $set: { 'a.$b': 1 } }],
+        ['a $set of __proto__', { $set: JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown> }],
+        ['a $set of _id', { $set: { _id: id(5) } }],
+        ['an $unset of _id', { $unset: ['_id'] }],
+        ['an $inc of _id', { $inc: { _id: 1 } }],
+        ['an invalid $unset field', { $unset: ['$x'] }],
+        ['a non-numeric $inc', { $inc: { n: '1' as unknown as number } }],
+        ['a non-finite $inc', { $inc: { n: Number.NaN } }],
+      ];
+      for (const [description, update] of invalidUpdates) {
+        it(`an update with ${description} throws InvalidFilterError and changes nothing`, async () => {
+          const doc = await logs().insertOne({ name: 'a', n: 1 });
+          await expect(logs().updateOne({ _id: doc._id }, update)).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(logs().updateOne({ name: 'zzz' }, update, { upsert: true })).rejects.toBeInstanceOf(InvalidFilterError);
+          await expect(logs().updateMany({}, update)).rejects.toBeInstanceOf(InvalidFilterError);
+          expect(await logs().find({})).toEqual([doc]);
+        });
+      }
+    });
+
+    describe('deleting', () => {
+      beforeEach(async () => {
+        await logs().insertMany([
+          { _id: id(3), name: 'c', group: 1 },
+          { _id: id(1), name: 'a', group: 1 },
+          { _id: id(2), name: 'b', group: 2 },
+        ]);
+      });
+
+      it('deleteOne removes and returns the first match in _id order', async () => {
+        expect(await logs().deleteOne({ group: 1 })).toEqual({ _id: id(1), name: 'a', group: 1 });
+        expect(names(await logs().find({}))).toEqual(['b', 'c']);
+      });
+
+      it('deleteOne returns null and removes nothing when nothing matched', async () => {
+        expect(await logs().deleteOne({ name: 'zzz' })).toBeNull();
+        expect(await logs().count({})).toBe(3);
+      });
+
+      it('deleteMany removes every match and returns how many', async () => {
+        expect(await logs().deleteMany({ group: 1 })).toBe(2);
+        expect(names(await logs().find({}))).toEqual(['b']);
+      });
+
+      it('deleteMany returns 0 when nothing matched', async () => {
+        expect(await logs().deleteMany({ name: 'zzz' })).toBe(0);
+        expect(await logs().count({})).toBe(3);
+      });
+
+      it('deleteMany with an empty filter removes everything', async () => {
+        expect(await logs().deleteMany({})).toBe(3);
+        expect(await logs().count({})).toBe(0);
+      });
+    });
+
+    describe('unique indexes', () => {
+      it('a second user with the same loginKey throws DuplicateKeyError naming loginKey', async () => {
+        await store.collection('users').insertOne({ loginKey: 'ann', emailKey: 'ann@x' });
+        const error = await store
+          .collection('users')
+          .insertOne({ loginKey: 'ann', emailKey: 'other@x' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ collection: 'users', fields: ['loginKey'] });
+        expect(await store.collection('users').count({})).toBe(1);
+      });
+
+      it('two users that both lack loginKey and emailKey do not conflict', async () => {
+        await store.collection('users').insertOne({ name: 'one' });
+        await store.collection('users').insertOne({ name: 'two' });
+        expect(await store.collection('users').count({})).toBe(2);
+      });
+
+      it('a compound unique index conflicts only when every field is equal', async () => {
+        const endpoints = store.collection('endpoints');
+        await endpoints.insertOne({ path: '/a', method: 'GET' });
+        await endpoints.insertOne({ path: '/a', method: 'POST' });
+        await endpoints.insertOne({ path: '/b', method: 'GET' });
+        const error = await endpoints.insertOne({ path: '/a', method: 'GET' }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ collection: 'endpoints', fields: ['path', 'method'] });
+        expect(await endpoints.count({})).toBe(3);
+      });
+
+      it('an update that would duplicate a unique value throws DuplicateKeyError and changes nothing', async () => {
+        const users = store.collection('users');
+        await users.insertOne({ loginKey: 'ann' });
+        const bob = await users.insertOne({ loginKey: 'bob' });
+        const error = await users.updateOne({ _id: bob._id }, { $set: { loginKey: 'ann' } }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ fields: ['loginKey'] });
+        expect(await users.findById(bob._id)).toEqual(bob);
+      });
+
+      it('an upsert that would duplicate a unique value throws DuplicateKeyError', async () => {
+        const users = store.collection('users');
+        await users.insertOne({ loginKey: 'ann', active: false });
+        await expect(users.updateOne({ loginKey: 'ann', active: true }, { $set: { n: 1 } }, { upsert: true })).rejects.toBeInstanceOf(
+          DuplicateKeyError,
+        );
+        expect(await users.count({})).toBe(1);
+      });
+
+      it('a duplicate _id throws DuplicateKeyError naming _id', async () => {
+        await logs().insertOne({ _id: id(1) });
+        const error = await logs()
+          .insertOne({ _id: id(1) })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ collection: 'logs', fields: ['_id'] });
+      });
+
+      it('insertMany with a duplicate unique value throws DuplicateKeyError naming the field', async () => {
+        const error = await store
+          .collection('users')
+          .insertMany([{ loginKey: 'x' }, { loginKey: 'x' }])
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DuplicateKeyError);
+        expect(error).toMatchObject({ collection: 'users', fields: ['loginKey'] });
+      });
+
+      it('a unique value can be reused once the document holding it is deleted', async () => {
+        const users = store.collection('users');
+        await users.insertOne({ loginKey: 'ann' });
+        await users.deleteOne({ loginKey: 'ann' });
+        await expect(users.insertOne({ loginKey: 'ann' })).resolves.toMatchObject({ loginKey: 'ann' });
+      });
+    });
+
+    for (const ttlName of ['sessions', 'endpointdatas']) {
+      describe(`TTL collection ${ttlName}`, () => {
+        const ttl = (): Collection => store.collection(ttlName);
+        let expired: Doc;
+
+        beforeEach(async () => {
+          expired = await ttl().insertOne({ _id: id(1), name: 'expired', group: 1, expiresAt: past() });
+          await ttl().insertOne({ _id: id(2), name: 'live', group: 1, expiresAt: future() });
+          await ttl().insertOne({ _id: id(3), name: 'forever', group: 1 });
+        });
+
+        it('find never returns a document whose expiresAt has passed', async () => {
+          expect(names(await ttl().find({}))).toEqual(['live', 'forever']);
+          expect(names(await ttl().find({ name: 'expired' }))).toEqual([]);
+        });
+
+        it('findOne and findById never return an expired document', async () => {
+          expect(await ttl().findOne({ name: 'expired' })).toBeNull();
+          expect(await ttl().findById(expired._id)).toBeNull();
+          expect((await ttl().findById(id(2)))?.name).toBe('live');
+        });
+
+        it('findPage items and total and count leave out expired documents', async () => {
+          expect(await ttl().count({})).toBe(2);
+          expect(await ttl().count({ group: 1 }, { term: 'e', fields: ['name'] })).toBe(2);
+          const page = await ttl().findPage({ group: 1 }, { page: 1, limit: 10 });
+          expect(page.total).toBe(2);
+          expect(names(page.items)).toEqual(['live', 'forever']);
+        });
+
+        it('updateOne and deleteOne do not touch an expired document', async () => {
+          expect(await ttl().updateOne({ name: 'expired' }, { $set: { hit: true } })).toBeNull();
+          expect(await ttl().updateMany({ group: 1 }, { $set: { hit: true } })).toBe(2);
+          expect(await ttl().deleteOne({ name: 'expired' })).toBeNull();
+        });
+
+        it('deleteMany counts only documents that have not expired', async () => {
+          expect(await ttl().deleteMany({ group: 1 })).toBe(2);
+          expect(await ttl().count({})).toBe(0);
+        });
+
+        it('sweepExpired removes expired documents and returns how many', async () => {
+          expect(await store.sweepExpired()).toBe(1);
+          expect(await store.sweepExpired()).toBe(0);
+          expect(names(await ttl().find({}))).toEqual(['live', 'forever']);
+        });
+
+        it('an expired document does not hide a live one with the same values', async () => {
+          await ttl().insertOne({ name: 'expired', group: 2, expiresAt: future() });
+          expect(names(await ttl().find({ name: 'expired' }))).toEqual(['expired']);
+        });
+      });
+    }
+
+    it('sweepExpired removes expired documents from every TTL collection', async () => {
+      await store.collection('sessions').insertMany([{ expiresAt: past() }, { expiresAt: past() }, { expiresAt: future() }]);
+      await store.collection('endpointdatas').insertOne({ expiresAt: past() });
+      expect(await store.sweepExpired()).toBe(3);
+      expect(await store.collection('sessions').count({})).toBe(1);
+    });
+
+    it('a collection without TTL returns documents whose expiresAt has passed and sweepExpired leaves them', async () => {
+      const attempts = store.collection('loginattempts');
+      await attempts.insertOne({ loginKey: 'ann', expiresAt: past() });
+      expect(await store.sweepExpired()).toBe(0);
+      expect(await attempts.count({})).toBe(1);
+      expect(await attempts.findOne({ loginKey: 'ann' })).not.toBeNull();
+    });
+
+    it('collection() returns a collection with the given name', () => {
+      expect(store.collection('users').name).toBe('users');
+    });
+
+    it('collection() of an unknown name throws', () => {
+      expect(() => store.collection('nope')).toThrow(/nope/);
+    });
+  });
+
+  describe(`${label} store after close()`, () => {
+    it('every collection operation rejects once the store is closed', async () => {
+      const { store, cleanup } = await open();
+      try {
+        const users = store.collection('users');
+        const doc = await users.insertOne({ loginKey: 'before-close' });
+        await store.close();
+        const operations: Array<[string, () => Promise<unknown>]> = [
+          ['insertOne', () => users.insertOne({ loginKey: 'after' })],
+          ['insertMany', () => users.insertMany([{ loginKey: 'after' }])],
+          ['findById', () => users.findById(doc._id)],
+          ['findOne', () => users.findOne({})],
+          ['find', () => users.find({})],
+          ['findPage', () => users.findPage({}, { page: 1, limit: 1 })],
+          ['count', () => users.count({})],
+          ['updateOne', () => users.updateOne({}, { $set: { a: 1 } })],
+          ['updateMany', () => users.updateMany({}, { $set: { a: 1 } })],
+          ['deleteOne', () => users.deleteOne({})],
+          ['deleteMany', () => users.deleteMany({})],
+          ['a collection obtained after close', () => store.collection('logs').find({})],
+        ];
+        for (const [name, operation] of operations) {
+          await expect(operation(), name).rejects.toThrow();
+        }
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('close() can be called more than once', async () => {
+      const { store, cleanup } = await open();
+      try {
+        await store.close();
+        await expect(store.close()).resolves.toBeUndefined();
+      } finally {
+        await cleanup();
+      }
+    });
+  });
+}
