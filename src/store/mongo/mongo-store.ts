@@ -168,13 +168,12 @@ async function guard<T>(collection: string, work: () => Promise<T>): Promise<T> 
   }
 }
 
-/** The fields of the unique index a duplicate-key error is about (insertMany reports it per write). */
+/**
+ * The fields of the unique index a duplicate-key error is about. insertMany's bulk write error
+ * carries no keyPattern, only the server's message naming the index ("... index: users__loginKey dup key: ...").
+ */
 function duplicateKeyFields(collection: string, error: MongoServerError): string[] {
-  const detail = error as MongoServerError & {
-    keyPattern?: Record<string, unknown>;
-    writeErrors?: Array<{ err?: { keyPattern?: Record<string, unknown> } }>;
-  };
-  const keyPattern = detail.keyPattern ?? detail.writeErrors?.[0]?.err?.keyPattern;
+  const keyPattern = (error as MongoServerError & { keyPattern?: Record<string, unknown> }).keyPattern;
   if (keyPattern) return Object.keys(keyPattern);
   const index = /index: (\S+) dup key/.exec(error.message)?.[1];
   if (index === '_id_') return ['_id'];
