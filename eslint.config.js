@@ -1,10 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
+import globals from 'globals';
 
 // Layers, innermost first. A file may import from its own layer and the ones before it only:
-// lib ← model ← store ← events ← services ← http ← server ← cli.
-const layers = ['lib', 'model', 'store', 'events', 'services', 'http', 'server.ts', 'cli'];
+// lib ← model ← store ← events ← sandbox ← services ← runtime ← http ← server ← cli.
+const layers = ['lib', 'model', 'store', 'events', 'sandbox', 'services', 'runtime', 'http', 'server.ts', 'cli'];
 const layerZones = layers.flatMap((layer, index) =>
   layers.slice(index + 1).map((outer) => ({
     target: `./src/${layer}`,
@@ -14,12 +15,12 @@ const layerZones = layers.flatMap((layer, index) =>
 );
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'bench/results/', '.scratch*'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     plugins: { 'import-x': importX },
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', TextEncoder: 'readonly', structuredClone: 'readonly' } },
+    languageOptions: { globals: globals.node },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: layerZones }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],

@@ -56,8 +56,7 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const host = (env.HOST ?? '127.0.0.1').trim();
-  if (host === '') throw new ConfigError('HOST', 'must not be empty');
+  const host = env.HOST?.trim() || '127.0.0.1';
 
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   if (databaseUrl && !/^mongodb(\+srv)?:\/\/\S+$/.test(databaseUrl)) {

@@ -10,7 +10,7 @@ import { AuditLog } from './services/audit-log.ts';
 import { AuthService } from './services/auth.ts';
 import { Authenticator } from './services/authenticator.ts';
 import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
-import type { Services } from './services/container.ts';
+import type { Services } from './http/container.ts';
 import { GroupsService } from './services/groups.ts';
 import { LoginLockout } from './services/login-lockout.ts';
 import { Passwords } from './services/passwords.ts';
@@ -22,6 +22,13 @@ import { SettingsService } from './services/settings.ts';
 import { Tokens } from './services/tokens.ts';
 import { UsersService } from './services/users.ts';
 import { openStore } from './store/open-store.ts';
+import { EndpointGroupsService } from './services/endpoint-groups.ts';
+import { EndpointsService } from './services/endpoints.ts';
+import { RecordsService } from './services/records.ts';
+import { CallCounter } from './runtime/call-counter.ts';
+import { Engine } from './runtime/engine.ts';
+import { HandlerCache } from './runtime/handler-cache.ts';
+import { RouteCache } from './runtime/route-cache.ts';
 import type { Store } from './store/types.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
@@ -34,6 +41,7 @@ export interface RunningServer {
 
 const SWEEP_INTERVAL_MS = 30_000;
 const LOG_RETENTION_INTERVAL_MS = 60 * 60_000;
+const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const production = config.nodeEnv === 'production';
@@ -62,12 +70,21 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator });
   const apiKeys = new ApiKeysService(store, events, config.bcryptRounds);
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
+  const records = new RecordsService(store);
+  const endpoints = new EndpointsService({ store, revisions, events, records });
+  const endpointGroups = new EndpointGroupsService(store, revisions);
+  const handlers = new HandlerCache();
+  const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
+  const routes = new RouteCache({ store, revisions, logger });
+  const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, logger });
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
-    rateLimiter: new RateLimiter(),
+    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine,
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
+  await endpoints.ensureSystemEndpoints();
+  await records.recountAll();
 
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
@@ -95,8 +112,17 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
       closing ??= (async () => {
         housekeeping.stop();
         // Stop accepting, let requests in flight finish, then flush buffered writes and close.
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections that go idle meanwhile are closed as they do, and whatever
+        // is still open after SHUTDOWN_GRACE_MS is cut.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        await closed;
+        clearInterval(idle);
+        clearTimeout(grace);
+        await counter.flush();
         await audit.flush();
+        handlers.close();
         await store.close();
       })();
       return closing;

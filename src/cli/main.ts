@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { StartupError } from '../services/bootstrap.ts';
-import { startServer } from '../server.ts';
+import { startServer, type RunningServer } from '../server.ts';
 
 /** dynctl: `serve` now; login, validate, diff, apply and the rest come with the GitOps issue. */
 export async function main(argv: string[]): Promise<void> {
@@ -37,20 +37,10 @@ async function serve(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
-  let server;
-  try {
-    server = await startServer(config, logger);
-  } catch (error) {
-    const message = error instanceof StartupError ? error.message : `could not start: ${(error as Error).message}`;
-    logger.error(message);
-    process.exit(1);
-  }
+  let server: RunningServer | undefined;
   let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info(`${signal} received: finishing requests in flight, then closing`);
-    server.close().then(
+  const close = (running: RunningServer): void => {
+    running.close().then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error('shutdown failed', { error });
@@ -58,6 +48,23 @@ async function serve(): Promise<void> {
       },
     );
   };
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received: finishing requests in flight, then closing`);
+    if (server) close(server);
+  };
+  // Installed before the ready line is printed: a signal sent as soon as it appears must not
+  // meet the default disposition (killed by the signal instead of a clean exit 0).
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  try {
+    server = await startServer(config, logger);
+  } catch (error) {
+    const message = error instanceof StartupError ? error.message : `could not start: ${(error as Error).message}`;
+    // Like configuration errors: one line on stderr, whatever LOG_LEVEL says.
+    process.stderr.write(`dyn: ${message}\n`);
+    process.exit(1);
+  }
+  if (stopping) close(server);
 }

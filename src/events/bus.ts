@@ -14,6 +14,12 @@ export interface EventMap {
   'settings.updated': { fields: string[] };
   'apikey.created': { id: string; name: string };
   'apikey.revoked': { id: string; name: string };
+  'endpoint.created': { id: string; path: string; method: string };
+  'endpoint.updated': { id: string; path: string; method: string };
+  'endpoint.deleted': { id: string; path: string; method: string };
+  'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number };
+  'api.error': { endpointId: string | null; path: string; method: string; statusCode: number; error: string };
+  'records.moved': { endpointId: string; from: string; to: string; count: number };
 }
 
 export type EventName = keyof EventMap;

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import type { Services } from '../services/container.ts';
+import type { Services } from './container.ts';
 import { AppError, notFound } from '../lib/errors.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
@@ -17,11 +17,13 @@ import { profileRoutes } from './routes/profile.ts';
 import { createRouter } from './routes/router.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
+import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
 import type { DynState } from './state.ts';
 
 /**
  * The Koa application: one middleware per concern, in this order, then the management routes
- * under /api. The dynamic endpoint engine will mount after the management router.
+ * under /api, then the dynamic endpoints for whatever no management route answered.
  */
 export function createApp(services: Services): Koa<DynState> {
   const app = new Koa<DynState>({ proxy: false });
@@ -44,7 +46,9 @@ export function createApp(services: Services): Koa<DynState> {
   apiKeyRoutes(api, services);
   settingsRoutes(api, services);
   dashboardRoutes(api, services);
+  endpointRoutes(api, services);
   app.use(api.routes());
+  app.use(dynamicEndpoints(services.engine));
   app.use(api.allowedMethods({ throw: false }));
 
   app.use(async (ctx) => {

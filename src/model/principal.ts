@@ -9,6 +9,11 @@ export function hasAnyPermission(principal: Principal, wanted: readonly Permissi
   return wanted.some((p) => principal.permissions.has(p));
 }
 
+/** A caller cannot hand out (to a key, a group or a user) permissions it does not hold itself. */
+export function missingPermissions(principal: Principal, wanted: readonly string[]): string[] {
+  return [...new Set(wanted.filter((p) => !principal.permissions.has(p as Permission)))];
+}
+
 export function principalUserId(principal: Principal | undefined): string | null {
   return principal?.kind === 'user' ? principal.userId : null;
 }

@@ -4,7 +4,7 @@ import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
-import type { Principal } from '../model/principal.ts';
+import { missingPermissions, type Principal } from '../model/principal.ts';
 import type { ApiKeyDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { Page, Store } from '../store/types.ts';
@@ -197,6 +197,6 @@ function parseExpiry(expiresAt: string | null | undefined): Date | null {
 
 /** A caller cannot mint a key stronger than itself. */
 function assertGrantable(permissions: readonly Permission[], actor: Principal): void {
-  const missing = permissions.filter((p) => !actor.permissions.has(p));
+  const missing = missingPermissions(actor, permissions);
   if (missing.length > 0) throw forbidden(`You cannot grant permissions you do not have: ${missing.join(', ')}`);
 }

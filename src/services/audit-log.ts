@@ -86,7 +86,7 @@ export class AuditLog {
     return this.store.collection<LogDoc>('logs').findPage(filter, {
       page: query.page,
       limit: query.limit,
-      sort: { createdAt: -1 },
+      sort: { createdAt: -1, _id: -1 },
       ...(query.search ? { search: { term: query.search, fields: SEARCH_FIELDS } } : {}),
     });
   }

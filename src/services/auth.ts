@@ -142,8 +142,8 @@ export class AuthService {
   }
 
   async register(input: unknown, request: RequestInfo): Promise<PublicUser> {
-    const valid = validateRegister(input);
     if (!(await this.deps.settings.get()).registrationEnabled) throw forbidden('Registration is disabled');
+    const valid = validateRegister(input);
     const user = await this.deps.users.create(valid, { allowGroups: false });
     await this.deps.audit.record({ action: 'register', message: `User ${user.login} registered`, source: 'auth', userId: user._id, statusCode: 201, ...request });
     return publicUser(user);

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.ts';
 import type { UserDoc } from '../model/records.ts';
-import { DuplicateKeyError, type Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
 import type { GroupsService } from './groups.ts';
 import type { UsersService } from './users.ts';
 
@@ -27,15 +27,23 @@ export function resolveSecrets(options: { jwtSecret?: string | undefined; jwtRef
   if (options.jwtSecret && options.jwtRefreshSecret) return { access: options.jwtSecret, refresh: options.jwtRefreshSecret };
   mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, 'secrets.json');
-  let stored: Partial<Secrets> = {};
-  if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>;
-  const secrets = {
-    access: options.jwtSecret ?? stored.access ?? randomBytes(48).toString('base64url'),
-    refresh: options.jwtRefreshSecret ?? stored.refresh ?? randomBytes(48).toString('base64url'),
-  };
-  if (secrets.access !== stored.access || secrets.refresh !== stored.refresh) {
-    writeFileSync(file, JSON.stringify({ access: secrets.access, refresh: secrets.refresh }, null, 2) + '\n', { mode: 0o600 });
+  if (!existsSync(file)) {
+    const generated = { access: randomBytes(48).toString('base64url'), refresh: randomBytes(48).toString('base64url') };
+    // Written aside, then linked into place (atomic, fails if present): of two processes
+    // starting together on one DATA_DIR, one wins and both read the same complete file.
+    const draft = `${file}.${process.pid}.tmp`;
+    writeFileSync(draft, JSON.stringify(generated, null, 2) + '\n', { mode: 0o600 });
+    try {
+      linkSync(draft, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(draft);
+    }
   }
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>;
+  if (!stored.access || !stored.refresh) throw new StartupError(`${file} is damaged: delete it to generate new secrets`);
+  const secrets = { access: options.jwtSecret ?? stored.access, refresh: options.jwtRefreshSecret ?? stored.refresh };
   if (secrets.access === secrets.refresh) throw new StartupError('JWT_SECRET and JWT_REFRESH_SECRET must differ');
   return secrets;
 }
@@ -66,7 +74,8 @@ export async function ensureFirstStart(deps: {
         deps.logger.info('created user "admin" with the password from DEFAULT_ADMIN_PASSWORD');
       }
     } catch (error) {
-      if (!(error instanceof DuplicateKeyError)) throw error; // another process created it first
+      // Another process on the same store created it first (users.create reports that as a 409).
+      if (!(await users.findOne({ loginKey: 'admin' }))) throw error;
     }
   }
   const admin = await users.findOne({ loginKey: 'admin' });

@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
+import { missingPermissions, type Principal } from '../model/principal.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
@@ -84,8 +85,9 @@ export class GroupsService {
     return found;
   }
 
-  async create(input: unknown): Promise<GroupDoc> {
+  async create(input: unknown, actor: Principal): Promise<GroupDoc> {
     const valid = validateCreate(input);
+    assertGrantable(valid.permissions ?? [], actor);
     const now = new Date();
     try {
       const group = await this.groups.insertOne({
@@ -104,12 +106,16 @@ export class GroupsService {
     }
   }
 
-  async update(id: string, input: unknown): Promise<GroupDoc> {
+  async update(id: string, input: unknown, actor: Principal): Promise<GroupDoc> {
     const valid = validateUpdate(input);
     const group = await this.get(id);
-    if (group.isSystem && (valid.name !== undefined || valid.permissions !== undefined)) {
+    const renames = valid.name !== undefined && nameKey(valid.name) !== group.nameKey;
+    const changesPermissions = valid.permissions !== undefined && [...valid.permissions].sort().join() !== [...group.permissions].sort().join();
+    if (group.isSystem && (renames || changesPermissions)) {
       throw forbidden('The name and permissions of a system group cannot be changed');
     }
+    // Granting needs the permissions; so does editing a group stronger than the caller.
+    assertGrantable([...(valid.permissions ?? []), ...group.permissions], actor);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) Object.assign(set, { name: valid.name.trim(), nameKey: nameKey(valid.name) });
     if (valid.description !== undefined) set.description = valid.description;
@@ -159,6 +165,16 @@ export class GroupsService {
       throw error;
     }
   }
+}
+
+function assertGrantable(permissions: readonly string[], actor: Principal): void {
+  const missing = missingPermissions(actor, permissions);
+  if (missing.length > 0) throw forbidden(`You cannot grant permissions you do not have: ${missing.join(', ')}`);
+}
+
+/** Permissions a set of groups confers, for the same rule applied to group membership. */
+export function permissionsOfGroups(groups: readonly GroupDoc[]): string[] {
+  return [...new Set(groups.flatMap((g) => g.permissions))];
 }
 
 function duplicateName(error: unknown): unknown {

@@ -1,4 +1,4 @@
-import { badRequest, unauthorized } from '../lib/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { AuthService, LoginResult, RequestInfo } from './auth.ts';
@@ -47,7 +47,12 @@ export class ProfileService {
       if (valid.currentPassword === undefined) {
         throw badRequest('Invalid request body: currentPassword is required to change the password', [{ field: 'currentPassword', message: 'is required' }]);
       }
-      if (!(await this.deps.passwords.verify(valid.currentPassword, user.passwordHash))) throw unauthorized('Current password is wrong');
+      if (!(await this.deps.passwords.verify(valid.currentPassword, user.passwordHash))) {
+        // 400, not 401: the session is fine, only this field is wrong.
+        throw badRequest('Invalid request body: currentPassword is wrong', [{ field: 'currentPassword', message: 'is wrong' }]);
+      }
+    } else if (valid.currentPassword !== undefined) {
+      throw badRequest('Invalid request body: currentPassword is only used together with password', [{ field: 'currentPassword', message: 'needs password' }]);
     }
     const { currentPassword: _current, ...changes } = valid;
     const updated = await this.deps.users.apply(user, changes);

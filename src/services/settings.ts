@@ -26,6 +26,8 @@ const SETTING_FIELDS = {
     schema: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 } },
     default: [...PRIVATE_AND_LOOPBACK_RANGES],
   },
+  handlerMemoryMb: { schema: { type: 'integer', minimum: 8, maximum: 1024 }, default: 64 },
+  handlerTimeoutMs: { schema: { type: 'integer', minimum: 10, maximum: 60_000 }, default: 5000 },
 } as const;
 
 export interface Settings {
@@ -41,6 +43,8 @@ export interface Settings {
   maxPageSize: number;
   logRetentionDays: number;
   trustedProxies: string[];
+  handlerMemoryMb: number;
+  handlerTimeoutMs: number;
 }
 
 /** Settings plus what is compiled from them once per revision. */

@@ -1,10 +1,11 @@
-import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
-import { ADMINISTRATORS, type GroupsService } from './groups.ts';
+import { missingPermissions, type Principal } from '../model/principal.ts';
+import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { Sessions } from './sessions.ts';
 
@@ -35,7 +36,12 @@ const validateCreate = compileValidator<UserInput>({
   required: ['login', 'password'],
   properties: userProperties,
 });
-const validateUpdate = compileValidator<Partial<UserInput>>({ type: 'object', additionalProperties: false, properties: userProperties });
+// On update an empty email removes it.
+const validateUpdate = compileValidator<Partial<UserInput>>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...userProperties, email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }] } },
+});
 
 export interface PublicUser {
   _id: string;
@@ -125,11 +131,17 @@ export class UsersService {
     return this.users.findOne({ loginKey: loginKey(login) });
   }
 
-  async create(input: unknown, options: { allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
+  /**
+   * `actor` is who asks (absent for the system itself, e.g. first start). Nobody can put a user
+   * into groups that confer permissions the actor lacks, nor manage a user stronger than the
+   * actor — otherwise `manage_users` alone could reach every other permission.
+   */
+  async create(input: unknown, options: { actor?: Principal; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
     const valid = validateCreate(input);
     assertPasswordFits(valid.password);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
-    await this.groups.requireAll(groupIds);
+    const groups = await this.groups.requireAll(groupIds);
+    if (options.actor) assertGrantable(options.actor, permissionsOfGroups(groups), 'put a user into groups granting');
     const now = new Date();
     try {
       const user = await this.users.insertOne({
@@ -154,8 +166,21 @@ export class UsersService {
   }
 
   /** Admin update: any field. Password or status changes end the user's sessions. */
-  async update(id: string, input: unknown): Promise<UserDoc> {
-    return this.apply(await this.get(id), validateUpdate(input));
+  async update(id: string, input: unknown, actor: Principal): Promise<UserDoc> {
+    const changes = validateUpdate(input);
+    const user = await this.get(id);
+    await this.assertCanManage(user, actor);
+    if (changes.groupIds !== undefined) {
+      const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
+      assertGrantable(actor, permissionsOfGroups(added), 'put a user into groups granting');
+    }
+    return this.apply(user, changes);
+  }
+
+  private async assertCanManage(user: UserDoc, actor: Principal): Promise<void> {
+    if (user.groupIds.length === 0) return;
+    const groups = await this.store.collection<GroupDoc>('groups').find({ _id: { $in: user.groupIds } });
+    assertGrantable(actor, permissionsOfGroups(groups), 'manage a user holding');
   }
 
   /** Applies validated changes; shared by the admin route and the profile route. */
@@ -198,9 +223,10 @@ export class UsersService {
     return (await this.users.findById(user._id)) ?? updated;
   }
 
-  async delete(id: string, actingUserId: string | null): Promise<UserDoc> {
+  async delete(id: string, actor: Principal): Promise<UserDoc> {
     const user = await this.get(id);
-    if (actingUserId === user._id) throw badRequest('You cannot delete your own account');
+    if (actor.kind === 'user' && actor.userId === user._id) throw badRequest('You cannot delete your own account');
+    await this.assertCanManage(user, actor);
     if (await this.isLastActiveAdministrator(user)) {
       throw conflict('This is the last active member of Administrators; add another administrator first');
     }
@@ -229,6 +255,11 @@ export class UsersService {
     const filter: Filter = { groupIds: { $has: admins._id }, status: 'active' };
     return (await this.users.count(filter)) <= 1;
   }
+}
+
+function assertGrantable(actor: Principal, permissions: readonly string[], what: string): void {
+  const missing = missingPermissions(actor, permissions);
+  if (missing.length > 0) throw forbidden(`You cannot ${what} permissions you do not have: ${missing.join(', ')}`);
 }
 
 function duplicateUser(error: unknown): unknown {

@@ -13,6 +13,8 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'endpoints', indexes: [{ fields: ['path', 'method'], unique: true }, { fields: ['groupId'] }] },
   { name: 'endpointgroups', indexes: [{ fields: ['name'], unique: true }] },
   { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt'] }, { fields: ['endpointId'] }], ttl: true },
+  // Record totals per resourcePath, so list totals need no COUNT over the records.
+  { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },
   { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }] },
   { name: 'systemsettings', indexes: [{ fields: ['key'], unique: true }] },
   { name: 'apikeys', indexes: [{ fields: ['keyId'], unique: true }] },

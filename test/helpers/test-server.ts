@@ -31,7 +31,7 @@ export interface TestServer {
   dataDir: string;
   server: RunningServer;
   api<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
-  login(login?: string, password?: string): Promise<{ accessToken: string; refreshToken: string; user: any }>;
+  login(login?: string, password?: string): Promise<{ accessToken: string; refreshToken: string; accessTokenExpiresAt: string; refreshTokenExpiresAt: string; user: any }>;
   adminToken(): Promise<string>;
   close(): Promise<void>;
 }
@@ -71,7 +71,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir?
   };
 
   const login = async (name = 'admin', password = ADMIN_PASSWORD) => {
-    const response = await api('POST', '/api/auth/login', { body: { login: name, password } });
+    const response = await api<any>('POST', '/api/auth/login', { body: { login: name, password } });
     if (response.status !== 200) throw new Error(`login as ${name} failed: ${response.status} ${response.text}`);
     return response.body.data;
   };
@@ -84,7 +84,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir?
     login,
     async adminToken() {
       adminToken ??= (await login()).accessToken;
-      return adminToken;
+      return adminToken as string;
     },
     async close() {
       await server.close();

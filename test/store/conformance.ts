@@ -281,6 +281,11 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
         expect(await logs().count({}, { term: '', fields })).toBe(docs.length);
       });
 
+      it('search over no fields matches nothing', async () => {
+        expect(await logs().find({}, { search: { term: 'a', fields: [] } })).toEqual([]);
+        expect(await logs().count({}, { term: 'a', fields: [] })).toBe(0);
+      });
+
       it('search is combined with the filter (both must hold)', async () => {
         const found = await logs().find({ email: { $ne: 'pct@example.com' } }, { search: { term: '100', fields } });
         expect(names(found)).toEqual(['100 percent']);

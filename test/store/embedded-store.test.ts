@@ -97,9 +97,11 @@ describe('embedded store', () => {
       }
       await store.close();
     `;
-    await Promise.all(
+    // allSettled: every process has ended before the directory is removed, even when one fails.
+    const results = await Promise.allSettled(
       Array.from({ length: processes }, () => run(process.execPath, ['--input-type=module', '-e', script, dataDir], { timeout: 60_000 })),
     );
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
     const revisions = open(dataDir).collection('revisions');
     expect(await revisions.find({ key: 'counter' })).toEqual([expect.objectContaining({ n: perProcess * processes })]);
   });

@@ -51,5 +51,7 @@ function parseFailure(error: Error, limitBytes: number): AppError {
   if (status === 413) return new AppError(413, `Request body is larger than the limit of ${limitBytes} bytes`);
   if (status === 415) return new AppError(415, 'Unsupported content type; send application/json');
   if (/only supports object and array/.test(error.message)) return badRequest('Malformed JSON body: expected an object or an array');
+  // The JSON parser itself refuses `__proto__` (and `constructor.prototype`) before inspect() sees them.
+  if (/forbidden prototype property/.test(error.message)) return badRequest('Request body contains a forbidden key: "__proto__", "constructor" and "prototype" are not allowed');
   return badRequest('Malformed JSON body');
 }

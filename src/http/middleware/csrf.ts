@@ -18,14 +18,17 @@ export function issueCsrfToken(ctx: DynContext): string {
   return token;
 }
 
+/** Throws 403 unless X-CSRF-Token matches the CSRF cookie; for routes that read a session cookie themselves. */
+export function assertCsrfToken(ctx: DynContext): void {
+  const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
+  const header = ctx.get('X-CSRF-Token');
+  const matches = cookie.length > 0 && cookie.length === header.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(header));
+  if (!matches) throw forbidden('Missing or invalid CSRF token: send the value of GET /api/csrf-token in X-CSRF-Token');
+}
+
 export function csrfProtection() {
   return async (ctx: DynContext, next: Next): Promise<void> => {
-    if (ctx.state.authVia === 'cookie' && !SAFE_METHODS.has(ctx.method)) {
-      const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
-      const header = ctx.get('X-CSRF-Token');
-      const matches = cookie.length > 0 && cookie.length === header.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(header));
-      if (!matches) throw forbidden('Missing or invalid CSRF token: send the value of GET /api/csrf-token in X-CSRF-Token');
-    }
+    if (ctx.state.authVia === 'cookie' && !SAFE_METHODS.has(ctx.method)) assertCsrfToken(ctx);
     await next();
   };
 }

@@ -1,6 +1,6 @@
 import { principalUserId } from '../../model/principal.ts';
 import { publicApiKey } from '../../services/api-keys.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';

@@ -1,8 +1,8 @@
 import { unauthorized } from '../../lib/errors.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import type { LoginResult } from '../../services/auth.ts';
 import { ACCESS_COOKIE } from '../middleware/authenticate.ts';
-import { issueCsrfToken } from '../middleware/csrf.ts';
+import { assertCsrfToken, issueCsrfToken } from '../middleware/csrf.ts';
 import { requirePrincipal } from '../middleware/require-permission.ts';
 import { ok } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
@@ -43,7 +43,11 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     const fromCookie = ctx.cookies.get(REFRESH_COOKIE);
     const token = fromBody ?? fromCookie;
     if (!token) throw unauthorized('refreshToken is required');
-    if (!fromBody) ctx.state.authVia = 'cookie';
+    // The csrf middleware ran before this route found the refresh cookie: check here.
+    if (!fromBody) {
+      ctx.state.authVia = 'cookie';
+      assertCsrfToken(ctx);
+    }
     const result = await services.auth.refresh(token);
     if (!fromBody) setSessionCookies(ctx, result);
     ok(ctx, result);

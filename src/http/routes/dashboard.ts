@@ -1,5 +1,5 @@
 import type { LogDoc } from '../../model/records.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { paged } from '../respond.ts';

@@ -1,7 +1,7 @@
 import { principalUserId } from '../../model/principal.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { publicGroup } from '../../services/groups.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
@@ -23,13 +23,13 @@ export function groupRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.post('/groups', write, async (ctx) => {
-    const group = await services.groups.create(ctx.request.body);
+    const group = await services.groups.create(ctx.request.body, requirePrincipal(ctx));
     await audit(ctx, 'group_created', `Group ${group.name} created`, 201);
     ok(ctx, publicGroup(group), { status: 201 });
   });
 
   router.put('/groups/:id', write, async (ctx) => {
-    const group = await services.groups.update(ctx.params.id as string, ctx.request.body);
+    const group = await services.groups.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
     await audit(ctx, 'group_updated', `Group ${group.name} updated`, 200);
     ok(ctx, publicGroup(group));
   });

@@ -1,4 +1,4 @@
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { requireUser } from '../middleware/require-permission.ts';
 import { ok } from '../respond.ts';
 import { requestInfo } from '../state.ts';

@@ -1,5 +1,5 @@
 import { principalUserId } from '../../model/principal.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { toPlain } from '../../services/settings.ts';
 import { requireAny } from '../middleware/require-permission.ts';
 import { readQuery } from '../query.ts';

@@ -1,6 +1,6 @@
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../container.ts';
 import { publicUser } from '../../services/users.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
@@ -23,19 +23,19 @@ export function userRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.post('/users', write, async (ctx) => {
-    const user = await services.users.create(ctx.request.body);
+    const user = await services.users.create(ctx.request.body, { actor: requirePrincipal(ctx) });
     await audit(ctx, 'user_created', `User ${user.login} created`, 201);
     ok(ctx, publicUser(user), { status: 201 });
   });
 
   router.put('/users/:id', write, async (ctx) => {
-    const user = await services.users.update(ctx.params.id as string, ctx.request.body);
+    const user = await services.users.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
     await audit(ctx, 'user_updated', `User ${user.login} updated`, 200);
     ok(ctx, publicUser(user));
   });
 
   router.delete('/users/:id', write, async (ctx) => {
-    const user = await services.users.delete(ctx.params.id as string, principalUserId(ctx.state.principal));
+    const user = await services.users.delete(ctx.params.id as string, requirePrincipal(ctx));
     await audit(ctx, 'user_deleted', `User ${user.login} deleted`, 200);
     ok(ctx, publicUser(user));
   });

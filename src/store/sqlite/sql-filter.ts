@@ -84,11 +84,7 @@ function compileCompare(field: string, op: string, value: Scalar | Scalar[] | bo
     case '$nin': {
       const list = value as Scalar[];
       const hasNull = list.includes(null);
-      const inList = equalsAny(
-        field,
-        list.filter((v) => v !== null),
-        params,
-      );
+      const inList = equalsAny(field, list.filter((v) => v !== null), params);
       if (op === '$in') return hasNull ? `(${inList} OR ${expr} IS NULL)` : `(${inList})`;
       return hasNull ? `(${expr} IS NOT NULL AND NOT (${inList}))` : `(${expr} IS NULL OR NOT (${inList}))`;
     }

@@ -49,7 +49,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
   const db = new DatabaseSync(join(options.dataDir, 'dyn.db'));
   // A locked database waits this long and then fails with a bounded "busy" error, never hangs.
   db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-  db.exec('PRAGMA journal_mode = WAL');
+  setWalMode(db, options.busyTimeoutMs ?? 5000);
   // FULL: a write acknowledged to a client survives kill -9 and power loss (see README).
   db.exec(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
   db.exec('PRAGMA foreign_keys = OFF');
@@ -245,6 +245,25 @@ export function openSqliteStore(options: SqliteOptions): Store {
       db.close();
     },
   };
+}
+
+/**
+ * Switching a fresh file to WAL needs an exclusive lock that SQLite takes without calling the
+ * busy handler, so processes opening the same new database together get SQLITE_BUSY at once:
+ * retry, within the busy timeout. (Only at open time, hence the synchronous sleep.)
+ */
+function setWalMode(db: DatabaseSync, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      const errcode = (error as Error & { errcode?: number }).errcode;
+      if (errcode === undefined || (errcode & 0xff) !== SQLITE_BUSY || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
 }
 
 function translateError(collection: string, error: unknown, uniqueIndexFields: Map<string, string[]>): unknown {

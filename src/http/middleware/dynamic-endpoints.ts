@@ -1,0 +1,27 @@
+import type { Next } from 'koa';
+import type { Engine } from '../../runtime/engine.ts';
+import type { DynContext } from '../state.ts';
+
+/**
+ * Hands every request that no management route answered to the engine. The engine's response
+ * is already in the API's shape; a path no enabled definition matches falls through to 404.
+ */
+export function dynamicEndpoints(engine: Engine) {
+  return async (ctx: DynContext, next: Next): Promise<void> => {
+    if (ctx.body !== undefined && ctx.body !== null) return next();
+    if (ctx.status !== 404) return next();
+    const response = await engine.dispatch({
+      method: ctx.method,
+      path: ctx.path,
+      headers: ctx.headers as Record<string, string | undefined>,
+      query: ctx.query,
+      body: (ctx.request as { body?: unknown }).body,
+      ip: ctx.state.clientIp,
+      principal: ctx.state.principal,
+      authError: ctx.state.authError,
+    });
+    if (!response) return next();
+    ctx.status = response.status;
+    ctx.body = response.body;
+  };
+}

@@ -1,0 +1,41 @@
+import { checkRange, definedOptions, SIZE_OPTION, type FieldDef, type FieldType } from './field-type.ts';
+
+export interface ArrayFieldDef extends FieldDef {
+  /** The definition every item must satisfy; without it items may be any JSON values. */
+  items?: FieldDef;
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** Arrays without maxItems are still capped, so a record cannot carry an unbounded list. */
+export const DEFAULT_MAX_ARRAY_ITEMS = 10_000;
+
+export const arrayType: FieldType<ArrayFieldDef> = {
+  name: 'array',
+  expected: 'an array',
+  options: {
+    properties: {
+      items: { type: 'object' },
+      minItems: SIZE_OPTION,
+      maxItems: SIZE_OPTION,
+    },
+  },
+  check(def, check) {
+    checkRange(def, check, 'minItems', 'maxItems');
+    if (def.items !== undefined) check.checkItem('items', def.items);
+  },
+  toJsonSchema: (def, compileChild) => ({
+    type: 'array',
+    maxItems: def.maxItems ?? DEFAULT_MAX_ARRAY_ITEMS,
+    ...definedOptions(def, ['minItems']),
+    ...(def.items ? { items: compileChild(def.items) } : {}),
+  }),
+  exampleValue(def, exampleChild) {
+    const count = Math.min(Math.max(def.minItems ?? 0, def.items ? 1 : 0), def.maxItems ?? DEFAULT_MAX_ARRAY_ITEMS);
+    return Array.from({ length: count }, () => (def.items ? exampleChild(def.items) : 'value'));
+  },
+  reference(def, referenceOfChild) {
+    const item = def.items ? referenceOfChild(def.items) : undefined;
+    return item && !item.many ? { ref: item.ref, many: true } : undefined;
+  },
+};

@@ -1,0 +1,9 @@
+import type { FieldType } from './field-type.ts';
+
+export const booleanType: FieldType = {
+  name: 'boolean',
+  expected: 'a boolean',
+  options: { properties: {} },
+  toJsonSchema: () => ({ type: 'boolean' }),
+  exampleValue: () => true,
+};

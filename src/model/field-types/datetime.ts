@@ -1,0 +1,30 @@
+import type { FieldType } from './field-type.ts';
+
+/**
+ * ISO 8601 extended format: a date (`2026-11-21`) or a date-time with minutes, optional seconds
+ * and fraction, and an optional zone (`Z` or `±hh:mm`). A date-time without a zone is a local
+ * time, which ISO 8601 allows. Calendar dates are checked (no `2026-02-30`); leap seconds are not accepted.
+ */
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))?)?$/;
+
+export function isIsoDateTime(value: string): boolean {
+  const match = ISO_8601.exec(value);
+  if (!match) return false;
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part)));
+  if (year === undefined || month === undefined || day === undefined) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day >= 1 && day <= daysInMonth
+    && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+}
+
+export const datetimeType: FieldType = {
+  name: 'datetime',
+  expected: 'an ISO 8601 date or date-time string',
+  options: { properties: {} },
+  formats: { 'iso-date-time': isIsoDateTime },
+  toJsonSchema: () => ({ type: 'string', format: 'iso-date-time' }),
+  exampleValue: () => '2026-01-01T00:00:00.000Z',
+};

@@ -1,0 +1,78 @@
+/**
+ * The one interface every field type implements. A type is a plain object in its own file,
+ * listed once in index.ts: adding a type is one file and one line (PocketBase's model).
+ */
+
+/** A field definition as administrators write it (API JSON, project YAML). */
+export interface FieldDef {
+  type: string;
+  required?: boolean;
+  /** Applied on create when the field is omitted; checked against the field at save time. */
+  defaultValue?: unknown;
+  description?: string;
+  /** The options of the field's type (minLength, items, children, ref, ...). */
+  [option: string]: unknown;
+}
+
+/** An endpoint's schema: field name → definition. */
+export type EndpointSchema = Record<string, FieldDef>;
+
+export type JsonSchema = Record<string, unknown>;
+
+/** The record endpoint a field points into; `many` when the field holds an array of ids. */
+export interface FieldReference {
+  ref: string;
+  many: boolean;
+}
+
+/**
+ * What a type's `check` may do while a definition is validated at save time. Paths are
+ * relative to the definition being checked (e.g. `minLength`, `children`).
+ */
+export interface DefinitionCheck {
+  problem(option: string, message: string): void;
+  /** Checks a map of named field definitions nested under `option` (one level deeper). */
+  checkFields(option: string, fields: unknown): void;
+  /** Checks one nested definition under `option` that describes values, not a named field. */
+  checkItem(option: string, def: unknown): void;
+}
+
+export interface FieldType<D extends FieldDef = FieldDef> {
+  readonly name: string;
+  /** Completes "must be ..." in error messages about a value of the wrong type or format. */
+  readonly expected: string;
+  /**
+   * JSON Schema of the type's own options. The common options (type, required, defaultValue,
+   * description) are added by the registry; any other key is refused as an unknown option.
+   */
+  readonly options: { properties: Record<string, JsonSchema>; required?: string[] };
+  /** ajv formats this type's JSON Schema uses; registered once on the shared ajv instance. */
+  readonly formats?: Record<string, (value: string) => boolean>;
+  /** Checks a JSON Schema cannot express (min ≤ max, a pattern that compiles) and nested definitions. */
+  check?(def: D, check: DefinitionCheck): void;
+  /** The JSON Schema a value of this field must satisfy. */
+  toJsonSchema(def: D, compileChild: (child: FieldDef) => JsonSchema): JsonSchema;
+  /** A valid value for sample requests (patterns are not taken into account). */
+  exampleValue(def: D, exampleChild: (child: FieldDef) => unknown): unknown;
+  /** Named fields inside this field's value, whose defaults apply on create. */
+  children?(def: D): EndpointSchema | undefined;
+  /** The endpoint this field's value points into, for the engine's existence check. */
+  reference?(def: D, referenceOfChild: (child: FieldDef) => FieldReference | undefined): FieldReference | undefined;
+}
+
+/** Reports `min > max` for a pair of numeric options. */
+export function checkRange(def: FieldDef, check: DefinitionCheck, min: string, max: string): void {
+  const low = def[min];
+  const high = def[max];
+  if (typeof low === 'number' && typeof high === 'number' && low > high) check.problem(min, `must not be greater than ${max}`);
+}
+
+/** The JSON Schema of a length or count option. */
+export const SIZE_OPTION: JsonSchema = { type: 'integer', minimum: 0 };
+
+/** Copies the options that are set, so generated JSON Schemas carry no undefined keys. */
+export function definedOptions(def: FieldDef, names: readonly string[]): JsonSchema {
+  const out: JsonSchema = {};
+  for (const name of names) if (def[name] !== undefined) out[name] = def[name];
+  return out;
+}

@@ -1,0 +1,28 @@
+import { checkRange, definedOptions, type FieldDef, type FieldType } from './field-type.ts';
+
+export interface NumberFieldDef extends FieldDef {
+  minimum?: number;
+  maximum?: number;
+  integer?: boolean;
+}
+
+/** Finite numbers only: ajv's strictNumbers refuses NaN and Infinity handed in from code. */
+export const numberType: FieldType<NumberFieldDef> = {
+  name: 'number',
+  expected: 'a number',
+  options: {
+    properties: {
+      minimum: { type: 'number' },
+      maximum: { type: 'number' },
+      integer: { type: 'boolean' },
+    },
+  },
+  check(def, check) {
+    checkRange(def, check, 'minimum', 'maximum');
+  },
+  toJsonSchema: (def) => ({ type: def.integer ? 'integer' : 'number', ...definedOptions(def, ['minimum', 'maximum']) }),
+  exampleValue(def) {
+    const low = def.minimum ?? (def.maximum !== undefined && def.maximum < 0 ? def.maximum : 0);
+    return def.integer ? Math.ceil(low) : low;
+  },
+};

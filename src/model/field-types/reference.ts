@@ -1,0 +1,26 @@
+import { isId } from '../../lib/ids.ts';
+import type { FieldDef, FieldType } from './field-type.ts';
+
+export interface ReferenceFieldDef extends FieldDef {
+  /** The target endpoint's path, e.g. `/api/shop/categories`. */
+  ref: string;
+}
+
+const ENDPOINT_PATH = /^\/[^\s?#]*$/;
+
+/**
+ * The id of a record at another endpoint. Only the id's shape is checked here; whether the
+ * record exists is the engine's job (it reads `referenceFields` from the compiled schema).
+ */
+export const referenceType: FieldType<ReferenceFieldDef> = {
+  name: 'reference',
+  expected: 'a record id (24 lowercase hex characters)',
+  options: { properties: { ref: { type: 'string', minLength: 1, maxLength: 512 } }, required: ['ref'] },
+  formats: { 'record-id': isId },
+  check(def, check) {
+    if (!ENDPOINT_PATH.test(def.ref)) check.problem('ref', 'must be an endpoint path starting with /');
+  },
+  toJsonSchema: () => ({ type: 'string', format: 'record-id' }),
+  exampleValue: () => '000000000000000000000000',
+  reference: (def) => ({ ref: def.ref, many: false }),
+};

@@ -1,0 +1,101 @@
+import { versionedPath } from '../lib/paths.ts';
+import type { EndpointDoc } from '../model/endpoint.ts';
+import { exampleRecord, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
+
+/** Sample requests and structured docs generated from a definition (nothing is stored). */
+const SAMPLE_ID = '6650f0c2a1b2c3d4e5f60718';
+const SAMPLE_DATE = '2026-01-01T00:00:00.000Z';
+
+function samplePath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => `{${name}}`);
+}
+
+function authHeaders(doc: EndpointDoc): Record<string, string> {
+  return doc.accessType === 'public' ? {} : { Authorization: 'Bearer <access token>' };
+}
+
+export function endpointExamples(doc: EndpointDoc): Record<string, unknown> {
+  const schema = doc.schema as EndpointSchema;
+  const record = exampleRecord(schema);
+  const stored = { _id: SAMPLE_ID, ...record, createdAt: SAMPLE_DATE, updatedAt: SAMPLE_DATE };
+  const path = samplePath(doc.path);
+  const itemPath = `${path}/${SAMPLE_ID}`;
+  const headers = { ...authHeaders(doc), ...(['POST', 'PUT', 'PATCH'].includes(doc.method) ? { 'Content-Type': 'application/json' } : {}) };
+  const examples: Record<string, unknown>[] = [];
+  switch (doc.method) {
+    case 'GET':
+      examples.push(
+        { name: 'List', request: { method: 'GET', url: `${path}?page=1&limit=20`, headers }, response: { status: 200, body: { success: true, data: [stored], meta: { page: 1, limit: 20, total: 1 } } } },
+        { name: 'Get one', request: { method: 'GET', url: itemPath, headers }, response: { status: 200, body: { success: true, data: stored } } },
+      );
+      break;
+    case 'POST':
+      examples.push({ name: 'Create', request: { method: 'POST', url: path, headers, body: record }, response: { status: 201, body: { success: true, data: stored } } });
+      break;
+    case 'PUT':
+      examples.push({ name: 'Replace', request: { method: 'PUT', url: itemPath, headers, body: record }, response: { status: 200, body: { success: true, data: stored } } });
+      break;
+    case 'PATCH':
+      examples.push({ name: 'Update', request: { method: 'PATCH', url: itemPath, headers, body: record }, response: { status: 200, body: { success: true, data: stored } } });
+      break;
+    case 'DELETE':
+      examples.push({ name: 'Delete', request: { method: 'DELETE', url: itemPath, headers }, response: { status: 200, body: { success: true, data: stored } } });
+      break;
+  }
+  if (doc.handler.enabled) {
+    for (const example of examples) example.note = 'A JavaScript handler produces this response; its shape is up to the handler.';
+  }
+  return { endpointId: doc._id, method: doc.method, path: doc.path, examples };
+}
+
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'body';
+  type: string;
+  required: boolean;
+  description: string;
+}
+
+function describeField(def: FieldDef): string {
+  const parts = [def.description ?? ''];
+  if (def.type === 'reference') parts.push(`id of a record of ${String(def.ref)}`);
+  if (def.defaultValue !== undefined) parts.push(`default ${JSON.stringify(def.defaultValue)}`);
+  return parts.filter(Boolean).join('; ');
+}
+
+export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
+  const schema = doc.schema as EndpointSchema;
+  const parameters: Parameter[] = [];
+  for (const name of doc.path.match(/:([A-Za-z_][A-Za-z0-9_]*)/g) ?? []) {
+    parameters.push({ name: name.slice(1), in: 'path', type: 'string', required: true, description: 'path parameter' });
+  }
+  const item = ['PUT', 'PATCH', 'DELETE'].includes(doc.method);
+  if (item || doc.method === 'GET') parameters.push({ name: 'id', in: 'path', type: 'string', required: item, description: item ? 'record id' : 'record id (GET one record); omit to list' });
+  if (doc.method === 'GET' && !doc.handler.enabled) {
+    parameters.push(
+      { name: 'page', in: 'query', type: 'integer', required: false, description: 'page number, from 1' },
+      { name: 'limit', in: 'query', type: 'integer', required: false, description: 'records per page (capped by the maxPageSize setting)' },
+      { name: 'sort', in: 'query', type: 'string', required: false, description: 'field, -field for descending; comma-separated' },
+      { name: 'populate', in: 'query', type: 'string', required: false, description: 'true, or a comma-separated list of reference fields to expand' },
+    );
+  }
+  if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
+    for (const [name, def] of Object.entries(schema)) {
+      parameters.push({ name, in: 'body', type: def.type, required: doc.method !== 'PATCH' && def.required === true && def.defaultValue === undefined, description: describeField(def) });
+    }
+  }
+  return {
+    endpointId: doc._id,
+    name: doc.name,
+    description: doc.description,
+    method: doc.method,
+    path: doc.path,
+    ...(doc.apiVersion ? { versionedPath: versionedPath(doc.path, doc.apiVersion) } : {}),
+    accessType: doc.accessType,
+    enabled: doc.enabled,
+    handler: doc.handler.enabled,
+    retentionDays: doc.retentionDays,
+    parameters,
+    fields: Object.entries(schema).map(([name, def]) => ({ name, type: def.type, required: def.required === true, description: describeField(def) })),
+  };
+}

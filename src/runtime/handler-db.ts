@@ -1,0 +1,82 @@
+import { badRequest } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import { InvalidFilterError } from '../store/types.ts';
+import type { HandlerDb } from '../sandbox/handler-types.ts';
+import { flattenRecord, type RecordsService } from '../services/records.ts';
+
+/**
+ * What a handler's `db` can do: read and write the records of its own endpoint's resourcePath,
+ * nothing else. Records written here get the endpoint's retention like POST. Handlers are admin
+ * code, so their writes are not validated against the schema; they must be JSON objects whose
+ * keys are plain field names.
+ */
+const MAX_FIND = 1000;
+const RESERVED = new Set(['_id', 'id', 'createdAt', 'updatedAt', 'expiresAt', '__proto__', 'constructor', 'prototype']);
+
+function recordData(data: unknown): Record<string, unknown> {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw badRequest('db: data must be an object');
+  for (const key of Object.keys(data)) {
+    if (RESERVED.has(key)) throw badRequest(`db: "${key}" cannot be a field name`);
+  }
+  assertStorableKeys(data, 0);
+  return data as Record<string, unknown>;
+}
+
+/** Keys starting with `$` or containing `.` cannot be stored in every store, at any depth. */
+function assertStorableKeys(value: unknown, depth: number): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (depth > 32) throw badRequest('db: data is nested too deeply');
+  for (const [key, inner] of Object.entries(value)) {
+    if (!Array.isArray(value) && (key.startsWith('$') || key.includes('.') || key === '__proto__')) throw badRequest(`db: "${key}" cannot be a field name`);
+    assertStorableKeys(inner, depth + 1);
+  }
+}
+
+/** Bad filters reach the handler as 400-style errors it can catch and read. */
+async function clientErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InvalidFilterError) throw badRequest(`db: ${error.message}`);
+    throw error;
+  }
+}
+
+export function handlerDb(records: RecordsService, scope: { endpointId: string; resourcePath: string; retentionDays: number | null }): HandlerDb {
+  const db = scopedDb(records, scope);
+  return {
+    findOne: (filter) => clientErrors(() => db.findOne(filter)),
+    find: (filter, options) => clientErrors(() => db.find(filter, options)),
+    create: (data) => clientErrors(() => db.create(data)),
+    update: (id, data) => clientErrors(() => db.update(id, data)),
+    delete: (id) => clientErrors(() => db.delete(id)),
+  };
+}
+
+function scopedDb(records: RecordsService, scope: { endpointId: string; resourcePath: string; retentionDays: number | null }): HandlerDb {
+  const { resourcePath } = scope;
+  return {
+    async findOne(filter) {
+      const [record] = await records.find(resourcePath, filter ?? {}, { limit: 1 });
+      return record ? flattenRecord(record) : null;
+    },
+    async find(filter, options = {}) {
+      const limit = Math.min(Math.max(1, options.limit ?? 100), MAX_FIND);
+      const found = await records.find(resourcePath, filter ?? {}, { limit, skip: Math.max(0, options.skip ?? 0), ...(options.sort ? { sort: options.sort } : {}) });
+      return found.map(flattenRecord);
+    },
+    async create(data) {
+      return flattenRecord(await records.create({ endpointId: scope.endpointId, resourcePath, data: recordData(data), retentionDays: scope.retentionDays }));
+    },
+    async update(id, data) {
+      if (!isId(id)) return null;
+      const existing = await records.get(resourcePath, id);
+      if (!existing) return null;
+      const updated = await records.replace(resourcePath, id, { ...existing.data, ...recordData(data) });
+      return updated ? flattenRecord(updated) : null;
+    },
+    async delete(id) {
+      return isId(id) && (await records.delete(resourcePath, id)) !== null;
+    },
+  };
+}

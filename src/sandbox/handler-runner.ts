@@ -1,0 +1,315 @@
+/**
+ * Runs administrators' endpoint handlers in isolated-vm.
+ *
+ * Lifecycle, compiled once per code revision:
+ *   compileHandler   → one isolate (memoryMb) + the compiled handler script + the compiled prelude.
+ *                      A syntax error is a HandlerCompileError here, at save time.
+ *   run (each call)  → a fresh Context in that isolate: prelude, then the handler's code, then `invoke`.
+ *                      Nothing survives a call; the context, references and db bridge are released in
+ *                      `finally`. Concurrent calls share the isolate (and its heap, hence a cap on how
+ *                      many execute at once) and run on the isolate's own thread, never the host's.
+ *   dispose          → the isolate is disposed once in-flight runs have settled.
+ *
+ * Limits:
+ *   - Synchronous code (top level, the handler up to its first host await, and the microtasks that
+ *     follow) runs under isolated-vm's `timeout`, which stops it and leaves the isolate usable.
+ *   - Code resumed after a db call, and promises that never settle, are outside any isolated-vm timeout.
+ *     A host watchdog (timeoutMs + a small grace, so the gentler path above wins when it applies)
+ *     therefore disposes the isolate: that is the only way to stop a continuation spinning on the
+ *     isolate thread, and it also rejects promises the host would otherwise wait on forever.
+ *   - Running out of memory makes isolated-vm dispose the isolate itself.
+ *   A disposed isolate is replaced lazily by the next run. Runs that shared it fail with the same kind
+ *   of error: that is the price of compiling once instead of creating an isolate (~2.5 ms) per call.
+ *
+ * Known gap: a continuation of an un-awaited db call that resolves after its run has returned executes
+ * with no run watching it; if it spins, the next run's watchdog is what resets the isolate.
+ */
+import ivm from 'isolated-vm';
+import { openDbBridge } from './db-bridge.ts';
+import {
+  HandlerCompileError,
+  HandlerError,
+  HandlerMemoryError,
+  HandlerResultError,
+  HandlerTimeoutError,
+  handlerFrames,
+} from './handler-errors.ts';
+import { RunSlots } from './run-slots.ts';
+import { HANDLER_FILENAME, PRELUDE_FILENAME, PRELUDE_SOURCE, type Envelope } from './handler-prelude.ts';
+import type { CompiledHandler, HandlerDb, HandlerLimits, HandlerRequest, HandlerResult } from './handler-types.ts';
+
+export * from './handler-types.ts';
+export { HandlerCompileError, HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from './handler-errors.ts';
+
+/** How long the watchdog waits past timeoutMs, so isolated-vm's own (non-destructive) timeout fires first. */
+const WATCHDOG_GRACE_MS = 50;
+/**
+ * Heap budgeted per concurrently executing run: a context alone takes ~170 KB, and without a cap a burst
+ * of a few hundred concurrent calls exhausts the shared heap and every one of them fails. Runs beyond
+ * memoryMb / MB_PER_RUN wait for a slot (their time limit keeps running), so overload becomes timeouts.
+ */
+const MB_PER_RUN = 2;
+/** isolated-vm refuses smaller heaps. */
+const MIN_MEMORY_MB = 8;
+/** A cheap save-time check; code that defines `handler` some other way still runs. */
+const DEFINES_HANDLER = /\bfunction\s+handler\s*\(|\b(?:const|let|var)\s+handler\s*=/;
+
+/** Compiles `code` (which must define `async function handler(req, db)`) for repeated runs. */
+export function compileHandler(code: string, limits: HandlerLimits): CompiledHandler {
+  checkLimits(limits);
+  const sandbox = openSandboxSync(code, limits);
+  if (!DEFINES_HANDLER.test(code)) {
+    sandbox.isolate.dispose();
+    throw new HandlerCompileError('Handler code must define async function handler(req, db)');
+  }
+  return new IsolateHandler(code, limits, sandbox);
+}
+
+interface Sandbox {
+  readonly isolate: ivm.Isolate;
+  readonly prelude: ivm.Script;
+  readonly code: ivm.Script;
+  /** Set when the runner disposed the isolate; a disposed isolate without it ran out of memory. */
+  retiredForTimeout?: boolean;
+}
+
+/** What the watchdog and the run it guards share. */
+interface RunState {
+  sandbox: Sandbox | undefined;
+  expired: boolean;
+}
+
+class IsolateHandler implements CompiledHandler {
+  readonly #code: string;
+  readonly #limits: HandlerLimits;
+  #sandbox: Sandbox | undefined;
+  #opening: Promise<Sandbox> | undefined;
+  readonly #slots: RunSlots;
+  #inFlight = 0;
+  #disposed = false;
+
+  constructor(code: string, limits: HandlerLimits, sandbox: Sandbox) {
+    this.#code = code;
+    this.#limits = limits;
+    this.#sandbox = sandbox;
+    this.#slots = new RunSlots(Math.max(2, Math.floor(limits.memoryMb / MB_PER_RUN)));
+  }
+
+  async run(request: HandlerRequest, db: HandlerDb): Promise<HandlerResult> {
+    if (this.#disposed) throw new Error('This compiled handler has been disposed');
+    this.#inFlight++;
+    try {
+      return await this.#guarded(JSON.stringify(request), db);
+    } finally {
+      this.#inFlight--;
+      if (this.#disposed && this.#inFlight === 0) this.#releaseSandbox();
+    }
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.#inFlight === 0) this.#releaseSandbox();
+  }
+
+  /** Races the run against the watchdog. */
+  async #guarded(requestJson: string, db: HandlerDb): Promise<HandlerResult> {
+    const { timeoutMs } = this.#limits;
+    const state: RunState = { sandbox: undefined, expired: false };
+    let watchdog: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      watchdog = setTimeout(() => {
+        state.expired = true;
+        if (state.sandbox) this.#retire(state.sandbox);
+        reject(new HandlerTimeoutError(`Handler exceeded its time limit of ${timeoutMs} ms`));
+      }, timeoutMs + WATCHDOG_GRACE_MS);
+    });
+    try {
+      return await Promise.race([this.#attempt(requestJson, db, state, performance.now() + timeoutMs), expired]);
+    } finally {
+      clearTimeout(watchdog);
+    }
+  }
+
+  async #attempt(requestJson: string, db: HandlerDb, state: RunState, deadline: number): Promise<HandlerResult> {
+    await this.#slots.acquire();
+    try {
+      // The watchdog may have fired while this run waited; it must not start after being reported.
+      if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
+      const sandbox = await this.#acquire();
+      if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
+      state.sandbox = sandbox;
+      return await this.#execute(sandbox, requestJson, db, deadline);
+    } finally {
+      this.#slots.release();
+    }
+  }
+
+  async #execute(sandbox: Sandbox, requestJson: string, db: HandlerDb, deadline: number): Promise<HandlerResult> {
+    const timeout = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
+    const bridge = openDbBridge(db);
+    let context: ivm.Context | undefined;
+    let setup: ivm.Reference | undefined;
+    let invoke: ivm.Reference | undefined;
+    let completion: ivm.Reference | undefined;
+    let inHandlerCode = false;
+    try {
+      context = await sandbox.isolate.createContext();
+      setup = await sandbox.prelude.run(context, { reference: true, timeout: timeout() });
+      invoke = await setup.apply(undefined, [bridge.reference], { result: { reference: true }, timeout: timeout() });
+      inHandlerCode = true;
+      // The completion value of the top level is of no use; a reference avoids copying it out.
+      completion = await sandbox.code.run(context, { reference: true, timeout: timeout() });
+      const envelope: unknown = await invoke.apply(undefined, [requestJson], { result: { promise: true, copy: true }, timeout: timeout() });
+      return readEnvelope(envelope);
+    } catch (error) {
+      throw this.#failure(error, sandbox, inHandlerCode);
+    } finally {
+      releaseAll(bridge, completion, invoke, setup, context);
+    }
+  }
+
+  /** Maps whatever a run rejected with onto the Handler*Error classes. */
+  #failure(error: unknown, sandbox: Sandbox, inHandlerCode: boolean): unknown {
+    if (isHandlerError(error)) return error;
+    const { timeoutMs, memoryMb } = this.#limits;
+    if (sandbox.isolate.isDisposed) {
+      if (sandbox.retiredForTimeout) {
+        return new HandlerTimeoutError(`Handler run was stopped: a concurrent run exceeded the time limit of ${timeoutMs} ms`);
+      }
+      // isolated-vm disposes an isolate on its own only when it exceeds its memory limit.
+      return new HandlerMemoryError(`Handler exceeded its memory limit of ${memoryMb} MB`);
+    }
+    if (error instanceof Error && error.message === 'Script execution timed out.') {
+      return new HandlerTimeoutError(`Handler exceeded its time limit of ${timeoutMs} ms`);
+    }
+    // Thrown by the top level of the handler's code (a throw inside `handler` comes back as an envelope).
+    if (inHandlerCode) return thrownByHandler(error);
+    return error;
+  }
+
+  #acquire(): Promise<Sandbox> {
+    const current = this.#sandbox;
+    if (current && !current.isolate.isDisposed) return Promise.resolve(current);
+    this.#sandbox = undefined;
+    // Runs arriving together share one replacement; dispose() waits for them, so it also frees this one.
+    this.#opening ??= openSandbox(this.#code, this.#limits)
+      .then((sandbox) => (this.#sandbox = sandbox))
+      .finally(() => {
+        this.#opening = undefined;
+      });
+    return this.#opening;
+  }
+
+  #retire(sandbox: Sandbox): void {
+    sandbox.retiredForTimeout = true;
+    if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+  }
+
+  #releaseSandbox(): void {
+    if (this.#sandbox && !this.#sandbox.isolate.isDisposed) this.#sandbox.isolate.dispose();
+    this.#sandbox = undefined;
+  }
+}
+
+function openSandboxSync(code: string, limits: HandlerLimits): Sandbox {
+  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  let opened = false;
+  try {
+    const script = compileOrExplain(() => isolate.compileScriptSync(code, { filename: HANDLER_FILENAME }));
+    const sandbox = { isolate, code: script, prelude: isolate.compileScriptSync(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }) };
+    opened = true;
+    return sandbox;
+  } finally {
+    if (!opened) isolate.dispose();
+  }
+}
+
+/** Opens the replacement of a disposed isolate, compiling off the host thread (the code compiled once already). */
+async function openSandbox(code: string, limits: HandlerLimits): Promise<Sandbox> {
+  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  let opened = false;
+  try {
+    const [script, prelude] = await Promise.all([
+      isolate.compileScript(code, { filename: HANDLER_FILENAME }),
+      isolate.compileScript(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }),
+    ]);
+    opened = true;
+    return { isolate, code: script, prelude };
+  } finally {
+    if (!opened) isolate.dispose();
+  }
+}
+
+const SYNTAX_ERROR_AT = new RegExp(`^(.*) \\[${HANDLER_FILENAME.replaceAll('.', '\\.')}:(\\d+):(\\d+)\\]$`, 's');
+
+/** Turns isolated-vm's `Unexpected token '}' [handler.js:3:1]` into a client-facing message with a position. */
+function compileOrExplain(compile: () => ivm.Script): ivm.Script {
+  try {
+    return compile();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const match = SYNTAX_ERROR_AT.exec(message);
+    if (!match) throw new HandlerCompileError(`Handler code does not compile: ${message}`);
+    const [, reason, line, column] = match;
+    throw new HandlerCompileError(`Syntax error in handler code at line ${line}, column ${column}: ${reason}`, {
+      line: Number(line),
+      column: Number(column),
+    });
+  }
+}
+
+type KeysOfEach<Union> = Union extends unknown ? keyof Union : never;
+type EnvelopeField = KeysOfEach<Envelope>;
+
+/** The host re-checks what the prelude reported: the handler may have tampered with the prelude's built-ins. */
+function readEnvelope(value: unknown): HandlerResult {
+  const envelope: Partial<Record<EnvelopeField, unknown>> = value !== null && typeof value === 'object' ? value : {};
+  if (envelope.ok === true) {
+    const { status, body } = envelope;
+    if (!isStatus(status) || typeof body !== 'string') throw new HandlerResultError('Handler result is invalid');
+    try {
+      return { status, data: JSON.parse(body) as unknown };
+    } catch {
+      throw new HandlerResultError('Handler result is invalid: data is not JSON');
+    }
+  }
+  const message = typeof envelope.message === 'string' ? envelope.message : 'Handler result is invalid';
+  if (envelope.kind === 'throw') throw new HandlerError(message, handlerFrames(envelope.stack, HANDLER_FILENAME));
+  throw new HandlerResultError(message);
+}
+
+function thrownByHandler(error: unknown): HandlerError {
+  // isolated-vm rejects with the thrown value itself when it is a primitive (`throw 'oops'`).
+  if (!(error instanceof Error)) return new HandlerError(String(error));
+  return new HandlerError(error.message, handlerFrames(error.stack, HANDLER_FILENAME));
+}
+
+function isStatus(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 599;
+}
+
+function isHandlerError(error: unknown): boolean {
+  return (
+    error instanceof HandlerError ||
+    error instanceof HandlerTimeoutError ||
+    error instanceof HandlerMemoryError ||
+    error instanceof HandlerResultError
+  );
+}
+
+function checkLimits({ memoryMb, timeoutMs }: HandlerLimits): void {
+  if (!Number.isInteger(memoryMb) || memoryMb < MIN_MEMORY_MB) throw new RangeError(`memoryMb must be an integer of at least ${MIN_MEMORY_MB}`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new RangeError('timeoutMs must be a positive integer');
+}
+
+/** Releasing a handle of an isolate that is already disposed has nothing left to free; never mask the run's outcome. */
+function releaseAll(...handles: ({ release(): void } | undefined)[]): void {
+  for (const handle of handles) {
+    try {
+      handle?.release();
+    } catch {
+      // already released with its isolate
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The contract between the engine and the handler sandbox: what a handler receives, what it may call
+ * on the host, and what it must return. Everything crossing the boundary is plain JSON.
+ */
+
+/** Settings `handlerMemoryMb` (default 64) and `handlerTimeoutMs` (default 5000). */
+export interface HandlerLimits {
+  /** Heap limit of the handler's isolate, shared by its concurrent runs (isolated-vm minimum: 8). */
+  memoryMb: number;
+  /** Wall-clock budget of one run, including the time its db calls take. */
+  timeoutMs: number;
+}
+
+export interface HandlerUser {
+  id: string;
+  login: string;
+  groupIds: string[];
+}
+
+export interface HandlerRequest {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string | string[]>;
+  body: unknown;
+  user: HandlerUser | null;
+  headers: Record<string, string>;
+}
+
+export interface HandlerFindOptions {
+  limit?: number;
+  skip?: number;
+  sort?: Record<string, 1 | -1>;
+}
+
+/** Host side, supplied per call and scoped by the engine to the endpoint's resourcePath; all values JSON. */
+export interface HandlerDb {
+  findOne(filter: Record<string, unknown>): Promise<unknown>;
+  find(filter: Record<string, unknown>, options?: HandlerFindOptions): Promise<unknown[]>;
+  create(data: Record<string, unknown>): Promise<unknown>;
+  update(id: string, data: Record<string, unknown>): Promise<unknown>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface HandlerResult {
+  status: number;
+  data: unknown;
+}
+
+export interface CompiledHandler {
+  /** Runs the handler once in a fresh context. Rejects with one of the Handler*Error classes. */
+  run(request: HandlerRequest, db: HandlerDb): Promise<HandlerResult>;
+  /** Releases the isolate once in-flight runs have settled; later runs are refused. Idempotent. */
+  dispose(): void;
+}

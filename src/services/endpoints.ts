@@ -1,0 +1,338 @@
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import { InvalidPathError, normalizePath, parsePathPattern, type PathPattern } from '../lib/paths.ts';
+import type { EventBus } from '../events/bus.ts';
+import {
+  ACCESS_TYPES,
+  DEFAULT_NETWORK_ACCESS,
+  HTTP_METHODS,
+  NETWORK_ACCESS_SCHEMA,
+  type AccessType,
+  type EndpointDoc,
+  type EndpointGroupDoc,
+  type HttpMethod,
+} from '../model/endpoint.ts';
+import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
+import type { GroupDoc } from '../model/records.ts';
+import { compileRecordSchema, validateEndpointSchema } from '../model/record-schema.ts';
+import { shadowedRoute } from '../model/reserved-paths.ts';
+import { compileValidator } from '../model/validation.ts';
+import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
+import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
+import { mergeNetworkAccess } from './endpoint-groups.ts';
+import type { RecordsService } from './records.ts';
+import type { Revisions } from './revisions.ts';
+import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
+
+/**
+ * Endpoint definitions: validation at save time (path, schema, network rules, handler code),
+ * the system endpoints' protections, moving an endpoint's records when its path changes, and
+ * the `endpoints` revision that tells every instance to rebuild its route table.
+ */
+export interface EndpointInput {
+  name: string;
+  description?: string;
+  slug?: string;
+  path: string;
+  method: HttpMethod;
+  accessType: AccessType;
+  allowedGroupIds?: string[];
+  groupId?: string | null;
+  schema: Record<string, unknown>;
+  networkAccess?: Partial<NetworkAccess>;
+  inheritGroupNetworkAccess?: boolean;
+  enabled?: boolean;
+  apiVersion?: string | null;
+  retentionDays?: number | null;
+  handler?: { enabled?: boolean; code?: string };
+}
+
+const properties = {
+  name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' },
+  description: { type: 'string', maxLength: 5000 },
+  slug: { type: 'string', maxLength: 200, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' },
+  path: { type: 'string', minLength: 1, maxLength: 200 },
+  method: { enum: [...HTTP_METHODS] },
+  accessType: { enum: [...ACCESS_TYPES] },
+  allowedGroupIds: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', maxLength: 24 } },
+  groupId: { anyOf: [{ type: 'string', maxLength: 24 }, { type: 'null' }] },
+  schema: { type: 'object' },
+  networkAccess: NETWORK_ACCESS_SCHEMA,
+  inheritGroupNetworkAccess: { type: 'boolean' },
+  enabled: { type: 'boolean' },
+  apiVersion: { anyOf: [{ type: 'string', pattern: '^v[0-9]{1,4}$' }, { type: 'null' }] },
+  retentionDays: { anyOf: [{ type: 'integer', minimum: 1, maximum: 36_500 }, { type: 'null' }] },
+  handler: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, code: { type: 'string', maxLength: 100_000 } },
+  },
+};
+const validateCreate = compileValidator<EndpointInput>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'path', 'method', 'accessType', 'schema'],
+  properties,
+});
+const validateUpdate = compileValidator<Partial<EndpointInput>>({ type: 'object', additionalProperties: false, properties });
+
+export function publicEndpoint(doc: EndpointDoc): Record<string, unknown> {
+  const { revision: _revision, ...rest } = doc;
+  return { ...rest, createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
+}
+
+function slugify(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 200) || 'endpoint'
+  );
+}
+
+function pattern(path: string): PathPattern {
+  try {
+    return parsePathPattern(path);
+  } catch (error) {
+    if (error instanceof InvalidPathError) throw badRequest(`Invalid path: ${error.message}`, [{ field: 'path', message: error.message }]);
+    throw error;
+  }
+}
+
+export class EndpointsService {
+  private readonly store: Store;
+  private readonly revisions: Revisions;
+  private readonly events: EventBus;
+  private readonly records: RecordsService;
+
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService }) {
+    this.store = deps.store;
+    this.revisions = deps.revisions;
+    this.events = deps.events;
+    this.records = deps.records;
+  }
+
+  private get endpoints() {
+    return this.store.collection<EndpointDoc>('endpoints');
+  }
+
+  list(query: { page: number; limit: number; search?: string; filter?: Filter }): Promise<Page<EndpointDoc>> {
+    return this.endpoints.findPage(query.filter ?? {}, {
+      page: query.page,
+      limit: query.limit,
+      sort: { path: 1, method: 1 },
+      ...(query.search ? { search: { term: query.search, fields: ['name', 'path', 'description', 'slug'] } } : {}),
+    });
+  }
+
+  all(): Promise<EndpointDoc[]> {
+    return this.endpoints.find({}, { sort: { path: 1, method: 1 } });
+  }
+
+  async get(id: string): Promise<EndpointDoc> {
+    const endpoint = isId(id) ? await this.endpoints.findById(id) : null;
+    if (!endpoint) throw notFound('Endpoint not found');
+    return endpoint;
+  }
+
+  async create(input: unknown): Promise<EndpointDoc> {
+    const valid = validateCreate(input);
+    const doc = await this.prepare(valid, null);
+    try {
+      const created = await this.endpoints.insertOne(doc);
+      await this.revisions.bump('endpoints');
+      this.events.emit('endpoint.created', { id: created._id, path: created.path, method: created.method });
+      return created;
+    } catch (error) {
+      throw duplicate(error, doc.path, doc.method);
+    }
+  }
+
+  async update(id: string, input: unknown): Promise<EndpointDoc> {
+    const valid = validateUpdate(input);
+    const current = await this.get(id);
+    if (current.isSystem) {
+      const pathChanges = valid.path !== undefined && pattern(valid.path).path !== current.path;
+      const methodChanges = valid.method !== undefined && valid.method !== current.method;
+      if (pathChanges || methodChanges) throw badRequest('A system endpoint cannot change its path or method');
+    }
+    const merged = { ...definitionInput(current), ...valid } as EndpointInput;
+    merged.networkAccess = mergeNetworkAccess(current.networkAccess, valid.networkAccess);
+    merged.handler = { ...current.handler, ...(valid.handler ?? {}) };
+    const next = await this.prepare(merged, current);
+    const { createdAt: _created, callCount: _calls, ...changes } = next;
+    let updated: EndpointDoc | null;
+    try {
+      updated = await this.endpoints.updateOne({ _id: current._id }, { $set: { ...changes, updatedAt: new Date() }, $inc: { revision: 1 } });
+    } catch (error) {
+      throw duplicate(error, next.path, next.method);
+    }
+    if (!updated) throw notFound('Endpoint not found');
+    if (updated.path !== current.path) await this.moveRecords(current, updated);
+    await this.revisions.bump('endpoints');
+    this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method });
+    return updated;
+  }
+
+  async delete(id: string): Promise<EndpointDoc> {
+    const current = await this.get(id);
+    if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
+    await this.endpoints.deleteOne({ _id: current._id });
+    await this.revisions.bump('endpoints');
+    this.events.emit('endpoint.deleted', { id: current._id, path: current.path, method: current.method });
+    return current;
+  }
+
+  /** Seeds (and keeps current) the definitions describing the platform's own public routes. */
+  async ensureSystemEndpoints(): Promise<void> {
+    const now = new Date();
+    let changed = false;
+    for (const system of SYSTEM_ENDPOINTS) {
+      const existing = await this.endpoints.findOne({ path: system.path, method: system.method });
+      if (existing) {
+        if (!existing.isSystem) {
+          await this.endpoints.updateOne({ _id: existing._id }, { $set: { isSystem: true }, $inc: { revision: 1 } });
+          changed = true;
+        }
+        continue;
+      }
+      try {
+        await this.endpoints.insertOne({
+          name: system.name,
+          description: system.description,
+          slug: slugify(system.name),
+          path: system.path,
+          method: system.method,
+          accessType: 'public',
+          allowedGroupIds: [],
+          groupId: null,
+          schema: system.schema,
+          networkAccess: { ...DEFAULT_NETWORK_ACCESS },
+          inheritGroupNetworkAccess: false,
+          enabled: true,
+          apiVersion: null,
+          isSystem: true,
+          retentionDays: null,
+          handler: { enabled: false, code: '' },
+          callCount: 0,
+          revision: 1,
+          createdAt: now,
+          updatedAt: now,
+        });
+        changed = true;
+      } catch (error) {
+        if (!(error instanceof DuplicateKeyError)) throw error; // another instance seeded it
+      }
+    }
+    if (changed) await this.revisions.bump('endpoints');
+  }
+
+  async addCalls(counts: ReadonlyMap<string, number>): Promise<void> {
+    for (const [id, by] of counts) await this.endpoints.updateOne({ _id: id }, { $inc: { callCount: by } });
+  }
+
+  /** Validates a whole definition and returns the document to store (without _id). */
+  private async prepare(input: EndpointInput, current: EndpointDoc | null): Promise<Omit<EndpointDoc, '_id'>> {
+    const parsed = pattern(input.path);
+    if (!current?.isSystem) {
+      const clash = shadowedRoute(parsed);
+      if (clash) throw badRequest(`Invalid path: ${parsed.path} would shadow ${clash}, which the service serves itself`, [{ field: 'path', message: `would shadow ${clash}` }]);
+    }
+    const schema = validateEndpointSchema(input.schema);
+    for (const reference of compileRecordSchema(schema).referenceFields) {
+      // A reference names a collection path: normalized, without parameters.
+      if (reference.ref !== normalizePath(reference.ref) || reference.ref.includes(':')) {
+        throw badRequest(`Invalid schema: schema.${reference.field}.ref must be a collection path without parameters, such as /api/shop/categories`, [
+          { field: `schema.${reference.field}.ref`, message: 'must be a normalized path without :parameters' },
+        ]);
+      }
+    }
+    const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, input.networkAccess);
+    assertValidNetworkAccess(networkAccess);
+    const allowedGroupIds = input.allowedGroupIds ?? [];
+    if (input.accessType === 'group' && allowedGroupIds.length === 0) {
+      throw badRequest('Invalid endpoint: accessType "group" needs at least one id in allowedGroupIds', [{ field: 'allowedGroupIds', message: 'must not be empty' }]);
+    }
+    await this.assertUserGroupsExist(allowedGroupIds);
+    const groupId = input.groupId ?? null;
+    if (groupId !== null && (!isId(groupId) || !(await this.store.collection<EndpointGroupDoc>('endpointgroups').findById(groupId)))) {
+      throw badRequest(`Invalid endpoint: unknown endpoint group ${groupId}`, [{ field: 'groupId', message: 'is not an endpoint group' }]);
+    }
+    const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
+    if (handler.enabled || handler.code.trim() !== '') assertHandlerCompiles(handler);
+    const now = new Date();
+    return {
+      name: input.name.trim(),
+      description: input.description ?? '',
+      slug: input.slug ?? current?.slug ?? slugify(input.name),
+      path: parsed.path,
+      method: input.method,
+      accessType: input.accessType,
+      allowedGroupIds,
+      groupId,
+      schema,
+      networkAccess,
+      inheritGroupNetworkAccess: input.inheritGroupNetworkAccess ?? true,
+      enabled: input.enabled ?? true,
+      apiVersion: input.apiVersion ?? null,
+      isSystem: current?.isSystem ?? false,
+      retentionDays: input.retentionDays ?? null,
+      handler,
+      callCount: current?.callCount ?? 0,
+      revision: (current?.revision ?? 0) + 1,
+      createdAt: current?.createdAt ?? now,
+      updatedAt: now,
+    };
+  }
+
+  private async assertUserGroupsExist(ids: readonly string[]): Promise<void> {
+    const wellFormed = ids.filter((id) => isId(id));
+    const found = wellFormed.length ? await this.store.collection<GroupDoc>('groups').find({ _id: { $in: wellFormed } }) : [];
+    const missing = ids.filter((id) => !found.some((g) => g._id === id));
+    if (missing.length > 0) throw badRequest(`Invalid endpoint: unknown group id ${missing.join(', ')}`, [{ field: 'allowedGroupIds', message: `unknown group ${missing.join(', ')}` }]);
+  }
+
+  /**
+   * The endpoint's own records follow it to the new path; records written through other
+   * endpoints on the old path stay. Parameters are carried over by name.
+   */
+  private async moveRecords(before: EndpointDoc, after: EndpointDoc): Promise<void> {
+    const count = await this.records.moveEndpointRecords(before._id, parsePathPattern(before.path), parsePathPattern(after.path));
+    this.events.emit('records.moved', { endpointId: before._id, from: before.path, to: after.path, count });
+  }
+}
+
+function definitionInput(doc: EndpointDoc): EndpointInput {
+  return {
+    name: doc.name,
+    description: doc.description,
+    slug: doc.slug,
+    path: doc.path,
+    method: doc.method,
+    accessType: doc.accessType,
+    allowedGroupIds: doc.allowedGroupIds,
+    groupId: doc.groupId,
+    schema: doc.schema,
+    networkAccess: doc.networkAccess,
+    inheritGroupNetworkAccess: doc.inheritGroupNetworkAccess,
+    enabled: doc.enabled,
+    apiVersion: doc.apiVersion,
+    retentionDays: doc.retentionDays,
+    handler: doc.handler,
+  };
+}
+
+function assertHandlerCompiles(handler: { code: string }): void {
+  try {
+    compileHandler(handler.code, { memoryMb: 16, timeoutMs: 1000 }).dispose();
+  } catch (error) {
+    if (error instanceof HandlerCompileError) throw badRequest(`Invalid handler: ${error.message}`, [{ field: 'handler.code', message: error.message }]);
+    throw error;
+  }
+}
+
+function duplicate(error: unknown, path: string, method: string): unknown {
+  return error instanceof DuplicateKeyError ? conflict(`An endpoint for ${method} ${path} already exists`) : error;
+}

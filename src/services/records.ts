@@ -1,0 +1,162 @@
+import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
+import type { RecordDoc } from '../model/endpoint.ts';
+import { assertFieldPath } from '../store/filter.ts';
+import { InvalidFilterError, type Filter, type Page, type SortSpec, type Store } from '../store/types.ts';
+
+/**
+ * Records of dynamic endpoints (`endpointdatas`), shared by every endpoint with the same
+ * resourcePath. List totals come from a counter per resourcePath (`recordcounts`), kept in step
+ * on create and delete, so a page costs one indexed range read instead of a COUNT over all
+ * records. Paths whose records expire use an exact COUNT instead, because expiry removes
+ * records without going through delete.
+ */
+interface CountDoc {
+  _id: string;
+  [key: string]: unknown;
+  resourcePath: string;
+  count: number;
+}
+
+export interface ListOptions {
+  page: number;
+  limit: number;
+  sort?: SortSpec;
+  exactTotal?: boolean;
+}
+
+/** `{_id, ...data, createdAt, updatedAt}` plus `expiresAt` when set: how clients see a record. */
+export function flattenRecord(record: RecordDoc): Record<string, unknown> {
+  return {
+    _id: record._id,
+    ...record.data,
+    createdAt: String(record.createdAt),
+    updatedAt: String(record.updatedAt),
+    ...(record.expiresAt ? { expiresAt: String(record.expiresAt) } : {}),
+  };
+}
+
+/** Translates a filter over record fields into one over stored documents (`name` → `data.name`). */
+export function dataFilter(filter: Filter): Filter {
+  const out: Filter = {};
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(value)) throw new InvalidFilterError(`${key} needs a list of filters`);
+      out[key] = value.map((inner: Filter) => dataFilter(inner));
+    } else if (key === '_id') {
+      out._id = value;
+    } else if (key === 'createdAt' || key === 'updatedAt') {
+      out[key] = value;
+    } else {
+      if (key.startsWith('$')) throw new InvalidFilterError(`unsupported filter operator "${key}"`);
+      assertFieldPath(key);
+      out[`data.${key}`] = value;
+    }
+  }
+  return out;
+}
+
+export function dataSort(sort: SortSpec | undefined): SortSpec | undefined {
+  if (!sort) return undefined;
+  const out: SortSpec = {};
+  for (const [key, direction] of Object.entries(sort)) {
+    assertFieldPath(key);
+    out[key === '_id' || key === 'createdAt' || key === 'updatedAt' ? key : `data.${key}`] = direction;
+  }
+  return out;
+}
+
+export class RecordsService {
+  private readonly store: Store;
+
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  private get records() {
+    return this.store.collection<RecordDoc>('endpointdatas');
+  }
+
+  private get counts() {
+    return this.store.collection<CountDoc>('recordcounts');
+  }
+
+  async list(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<RecordDoc>> {
+    const where = { ...dataFilter(filter), resourcePath };
+    const sort = dataSort(options.sort) ?? { createdAt: 1 };
+    const skip = (options.page - 1) * options.limit;
+    const filtered = Object.keys(filter).length > 0;
+    if (options.exactTotal || filtered) return this.records.findPage(where, { page: options.page, limit: options.limit, sort });
+    const [items, counter] = [await this.records.find(where, { sort, skip, limit: options.limit }), await this.counts.findOne({ resourcePath })];
+    // The records on this page bound the total from below; an empty page past the end says nothing.
+    const seen = items.length > 0 ? skip + items.length : 0;
+    return { items, total: Math.max(counter?.count ?? 0, seen) };
+  }
+
+  find(resourcePath: string, filter: Filter, options: { sort?: SortSpec; skip?: number; limit?: number } = {}): Promise<RecordDoc[]> {
+    const sort = dataSort(options.sort) ?? { createdAt: 1 };
+    return this.records.find({ ...dataFilter(filter), resourcePath }, { ...options, sort });
+  }
+
+  get(resourcePath: string, id: string): Promise<RecordDoc | null> {
+    return this.records.findOne({ _id: id, resourcePath });
+  }
+
+  findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.records.find({ _id: { $in: [...new Set(ids)] }, resourcePath });
+  }
+
+  async create(input: { endpointId: string; resourcePath: string; data: Record<string, unknown>; retentionDays: number | null }): Promise<RecordDoc> {
+    const now = new Date();
+    const expiresAt = input.retentionDays ? new Date(now.getTime() + input.retentionDays * 86_400_000) : null;
+    const record = await this.records.insertOne({
+      endpointId: input.endpointId,
+      resourcePath: input.resourcePath,
+      data: input.data,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.counts.updateOne({ resourcePath: input.resourcePath }, { $inc: { count: 1 } }, { upsert: true });
+    return record;
+  }
+
+  replace(resourcePath: string, id: string, data: Record<string, unknown>): Promise<RecordDoc | null> {
+    return this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } });
+  }
+
+  async delete(resourcePath: string, id: string): Promise<RecordDoc | null> {
+    const deleted = await this.records.deleteOne({ _id: id, resourcePath });
+    if (deleted) await this.counts.updateOne({ resourcePath }, { $inc: { count: -1 } });
+    return deleted;
+  }
+
+  /** Moves one endpoint's records from its old path pattern to the new one (parameters by name). */
+  async moveEndpointRecords(endpointId: string, from: PathPattern, to: PathPattern): Promise<number> {
+    const own = await this.records.find({ endpointId });
+    const touched = new Set<string>();
+    let moved = 0;
+    for (const record of own) {
+      const params = matchSegments(from, splitPath(record.resourcePath).map(decodeURIComponent));
+      if (!params || to.paramNames.some((name) => params[name] === undefined)) continue;
+      const resourcePath = fillPattern(to, params);
+      await this.records.updateOne({ _id: record._id }, { $set: { resourcePath } });
+      touched.add(record.resourcePath).add(resourcePath);
+      moved++;
+    }
+    for (const path of touched) await this.recount(path);
+    return moved;
+  }
+
+  /** Recomputes a counter from the records (after moves, and to heal drift). */
+  async recount(resourcePath: string): Promise<number> {
+    const count = await this.records.count({ resourcePath });
+    await this.counts.updateOne({ resourcePath }, { $set: { count } }, { upsert: true });
+    return count;
+  }
+
+  async recountAll(): Promise<void> {
+    const counters = await this.counts.find({});
+    for (const counter of counters) await this.recount(counter.resourcePath);
+  }
+}

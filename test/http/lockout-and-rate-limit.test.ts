@@ -1,0 +1,159 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+const LOCKED = 'Too many failed login attempts; try again in 15 minutes';
+const WRONG = { success: false, error: 'Invalid login or password' };
+
+describe('login lockout', () => {
+  let t: TestServer;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    admin = await t.adminToken();
+    const res = await t.api('PUT', '/api/settings', { token: admin, body: { lockoutThreshold: 3 } });
+    expect(res.status, res.text).toBe(200);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const attempt = (login: string, password: string) => t.api('POST', '/api/auth/login', { body: { login, password } });
+
+  function expectLocked(res: Awaited<ReturnType<typeof attempt>>): void {
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ success: false, error: LOCKED });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(15 * 60 - 30);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+  }
+
+  it('after 3 wrong passwords, the 4th attempt is refused with 429 even with the right password', async () => {
+    const user = await createUserWith(t, ['view']);
+    for (let i = 0; i < 3; i++) {
+      const res = await attempt(user.login, 'wrong-password');
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(WRONG);
+    }
+    expectLocked(await attempt(user.login, user.password));
+    expectLocked(await attempt(user.login, 'wrong-password'));
+  });
+
+  it('a locked login leaves other logins alone', async () => {
+    const locked = await createUserWith(t, ['view']);
+    const other = await createUserWith(t, ['view']);
+    for (let i = 0; i < 3; i++) await attempt(locked.login, 'wrong-password');
+    expectLocked(await attempt(locked.login, locked.password));
+    expect((await attempt(other.login, other.password)).status).toBe(200);
+    // ...and a session obtained before the lockout keeps working
+    expect((await t.api('GET', '/api/users', { token: locked.token })).status).toBe(200);
+  });
+
+  it('a successful login before the threshold starts the count over', async () => {
+    const user = await createUserWith(t, ['view']);
+    for (let i = 0; i < 2; i++) expect((await attempt(user.login, 'wrong-password')).status).toBe(401);
+    expect((await attempt(user.login, user.password)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await attempt(user.login, 'wrong-password')).status).toBe(401);
+    expect((await attempt(user.login, user.password)).status).toBe(200);
+  });
+
+  it('a login that does not exist is counted and locked the same way, revealing nothing', async () => {
+    const ghost = 'no-such-user-anywhere';
+    const responses = [];
+    for (let i = 0; i < 4; i++) responses.push(await attempt(ghost, 'wrong-password'));
+    expect(responses.map((r) => r.status)).toEqual([401, 401, 401, 429]);
+    expect(responses.slice(0, 3).every((r) => r.body.error === WRONG.error)).toBe(true);
+    expectLocked(responses[3] as Awaited<ReturnType<typeof attempt>>);
+  });
+
+  // Last in this block: it locks the admin login (the cached admin token keeps working).
+  it('Admin, " admin " and ADMIN count as the same login', async () => {
+    for (const login of ['Admin', ' admin ', 'ADMIN']) {
+      const res = await attempt(login, 'wrong-password');
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(WRONG);
+    }
+    expectLocked(await attempt('admin', ADMIN_PASSWORD));
+    expectLocked(await attempt('aDmIn', ADMIN_PASSWORD));
+    expect((await t.api('GET', '/api/users', { token: admin })).status).toBe(200);
+  });
+
+  it('a threshold of 0 turns lockout off', async () => {
+    expect((await t.api('PUT', '/api/settings', { token: admin, body: { lockoutThreshold: 0 } })).status).toBe(200);
+    const user = await createUserWith(t, ['view']);
+    for (let i = 0; i < 5; i++) expect((await attempt(user.login, 'wrong-password')).status).toBe(401);
+    expect((await attempt(user.login, user.password)).status).toBe(200);
+  });
+});
+
+describe('rate limit', () => {
+  let t: TestServer;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    admin = await t.adminToken();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  // Loopback is a trusted proxy by default, so X-Forwarded-For makes a request count as
+  // coming from another client: that keeps a way in while 127.0.0.1 is limited.
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+
+  it('is off by default and sends no rate-limit headers', async () => {
+    for (let i = 0; i < 10; i++) {
+      const res = await t.api('GET', '/api/health');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+    }
+  });
+
+  it('once enabled with max 5, the 6th request from a client is a 429 with Retry-After; other clients are unaffected', async () => {
+    const enable = await t.api('PUT', '/api/settings', { token: admin, body: { rateLimitEnabled: true, rateLimitMax: 5, rateLimitWindowSeconds: 60 } });
+    expect(enable.status).toBe(200);
+
+    for (let i = 0; i < 5; i++) {
+      const res = await t.api('GET', '/api/health');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe('5');
+      expect(res.headers.get('ratelimit-remaining')).toBe(String(4 - i));
+    }
+    const limited = await t.api('GET', '/api/health');
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ success: false, error: 'Too many requests; slow down' });
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+
+    // Every route counts, authenticated or not.
+    expect((await t.api('GET', '/api/settings', { token: admin })).status).toBe(429);
+    expect((await t.api('POST', '/api/auth/login', { body: { login: 'admin', password: ADMIN_PASSWORD } })).status).toBe(429);
+
+    // Another client still gets through, and can turn the limit off again.
+    expect((await t.api('GET', '/api/health', { headers: from('198.51.100.9') })).status).toBe(200);
+    const disable = await t.api('PUT', '/api/settings', { token: admin, headers: from('198.51.100.9'), body: { rateLimitEnabled: false } });
+    expect(disable.status).toBe(200);
+    expect(disable.body.data.rateLimitEnabled).toBe(false);
+
+    const after = await t.api('GET', '/api/health');
+    expect(after.status).toBe(200);
+    expect(after.headers.get('ratelimit-limit')).toBeNull();
+  });
+
+  it('lets a client in again once its window has passed', async () => {
+    const enable = await t.api('PUT', '/api/settings', { token: admin, body: { rateLimitEnabled: true, rateLimitMax: 2, rateLimitWindowSeconds: 1 } });
+    expect(enable.status).toBe(200);
+    const client = from('198.51.100.30');
+    expect((await t.api('GET', '/api/health', { headers: client })).status).toBe(200);
+    expect((await t.api('GET', '/api/health', { headers: client })).status).toBe(200);
+    const limited = await t.api('GET', '/api/health', { headers: client });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    await sleep(1100);
+    expect((await t.api('GET', '/api/health', { headers: client })).status).toBe(200);
+    const disable = await t.api('PUT', '/api/settings', { token: admin, headers: from('198.51.100.31'), body: { rateLimitEnabled: false } });
+    expect(disable.status).toBe(200);
+  });
+});

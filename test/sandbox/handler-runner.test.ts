@@ -1,0 +1,382 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../src/lib/errors.ts';
+import {
+  compileHandler,
+  HandlerCompileError,
+  HandlerError,
+  HandlerMemoryError,
+  HandlerResultError,
+  HandlerTimeoutError,
+  type CompiledHandler,
+  type HandlerDb,
+  type HandlerLimits,
+  type HandlerRequest,
+} from '../../src/sandbox/handler-runner.ts';
+
+const limits: HandlerLimits = { memoryMb: 32, timeoutMs: 200 };
+
+const request: HandlerRequest = {
+  method: 'POST',
+  path: '/orders/42',
+  params: { id: '42' },
+  query: { tag: ['a', 'b'], page: '2' },
+  body: { items: [{ sku: 'x', qty: 2 }] },
+  user: { id: 'u1', login: 'ada', groupIds: ['g1'] },
+  headers: { 'content-type': 'application/json' },
+};
+
+/** The host-side collaborator: an in-memory collection, recording what the handler asked for. */
+class FakeDb implements HandlerDb {
+  readonly rows = new Map<string, Record<string, unknown>>();
+  readonly calls: { op: string; args: unknown[] }[] = [];
+  #next = 1;
+
+  async findOne(filter: Record<string, unknown>): Promise<unknown> {
+    this.calls.push({ op: 'findOne', args: [filter] });
+    return [...this.rows.values()].find((row) => matches(row, filter)) ?? null;
+  }
+  async find(filter: Record<string, unknown>, options?: { limit?: number }): Promise<unknown[]> {
+    this.calls.push({ op: 'find', args: [filter, options] });
+    return [...this.rows.values()].filter((row) => matches(row, filter)).slice(0, options?.limit);
+  }
+  async create(data: Record<string, unknown>): Promise<unknown> {
+    this.calls.push({ op: 'create', args: [data] });
+    const row = { ...data, _id: String(this.#next++) };
+    this.rows.set(row._id, row);
+    return row;
+  }
+  async update(id: string, data: Record<string, unknown>): Promise<unknown> {
+    this.calls.push({ op: 'update', args: [id, data] });
+    const row = this.rows.get(id);
+    if (!row) throw new AppError(404, `Record ${id} not found`);
+    Object.assign(row, data);
+    return row;
+  }
+  async delete(id: string): Promise<boolean> {
+    this.calls.push({ op: 'delete', args: [id] });
+    return this.rows.delete(id);
+  }
+}
+
+function matches(row: Record<string, unknown>, filter: Record<string, unknown>): boolean {
+  return Object.entries(filter).every(([key, value]) => row[key] === value);
+}
+
+const compiled: CompiledHandler[] = [];
+function compile(code: string, overrides: Partial<HandlerLimits> = {}): CompiledHandler {
+  const handler = compileHandler(code, { ...limits, ...overrides });
+  compiled.push(handler);
+  return handler;
+}
+afterEach(() => {
+  for (const handler of compiled.splice(0)) handler.dispose();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('compileHandler / run', () => {
+  it('returns the status and data the handler returns', async () => {
+    const handler = compile(`async function handler(req, db) { return { status: 201, data: { ok: true, n: [1, 'two', null] } }; }`);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 201, data: { ok: true, n: [1, 'two', null] } });
+  });
+
+  it('treats missing data as null and serialises dates as JSON does', async () => {
+    const handler = compile(`async function handler() { return { status: 204 }; }`);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 204, data: null });
+    const dated = compile(`async function handler() { return { status: 200, data: { at: new Date(0) } }; }`);
+    await expect(dated.run(request, new FakeDb())).resolves.toEqual({ status: 200, data: { at: '1970-01-01T00:00:00.000Z' } });
+  });
+
+  it('gives the handler a deep copy of every request field', async () => {
+    const handler = compile(`
+      async function handler(req) {
+        const seen = { ...req };
+        req.body.items[0].qty = 99;
+        req.user.groupIds.push('hacked');
+        return { status: 200, data: seen };
+      }`);
+    const host = structuredClone(request);
+    const result = await handler.run(host, new FakeDb());
+    expect(result.data).toEqual({ ...request, body: { items: [{ sku: 'x', qty: 99 }] }, user: { ...request.user, groupIds: ['g1', 'hacked'] } });
+    expect(host).toEqual(request);
+  });
+
+  it('round-trips db calls through the host with copied arguments and results', async () => {
+    const db = new FakeDb();
+    const handler = compile(`
+      async function handler(req, db) {
+        const created = await db.create({ name: req.body.name, tags: ['a'] });
+        created.name = 'mutated inside the sandbox';
+        const updated = await db.update(created._id, { qty: 3 });
+        const one = await db.findOne({ name: req.body.name });
+        const all = await db.find({}, { limit: 10, sort: { name: 1 } });
+        const deleted = await db.delete(created._id);
+        const gone = await db.findOne({ _id: created._id });
+        return { status: 200, data: { created, updated, one, all, deleted, gone } };
+      }`);
+    const result = await handler.run({ ...request, body: { name: 'widget' } }, db);
+    const row = { _id: '1', name: 'widget', tags: ['a'], qty: 3 };
+    expect(result.data).toEqual({
+      created: { _id: '1', name: 'mutated inside the sandbox', tags: ['a'] },
+      updated: row,
+      one: row,
+      all: [row],
+      deleted: true,
+      gone: null,
+    });
+    expect(db.calls.map((call) => call.op)).toEqual(['create', 'update', 'findOne', 'find', 'delete', 'findOne']);
+    expect(db.calls[3]!.args).toEqual([{}, { limit: 10, sort: { name: 1 } }]);
+  });
+
+  it('passes a client error from db to the handler with its status, and hides any other error', async () => {
+    const db = new FakeDb();
+    db.find = async () => {
+      throw new Error('connect ECONNREFUSED 10.0.0.5:27017');
+    };
+    const handler = compile(`
+      async function handler(req, db) {
+        const missing = await db.update('nope', { a: 1 }).catch((e) => ({ message: e.message, status: e.status }));
+        const broken = await db.find({}).catch((e) => ({ message: e.message, status: e.status ?? null }));
+        const invalid = await db.update(7, {}).catch((e) => ({ message: e.message, status: e.status }));
+        return { status: 200, data: { missing, broken, invalid } };
+      }`);
+    await expect(handler.run(request, db)).resolves.toEqual({
+      status: 200,
+      data: {
+        missing: { message: 'Record nope not found', status: 404 },
+        broken: { message: 'db.find failed', status: null },
+        invalid: { message: 'db.update(id, data): id must be a non-empty string', status: 400 },
+      },
+    });
+  });
+
+  it('refuses db calls the handler starts after its run has returned', async () => {
+    const db = new FakeDb();
+    const handler = compile(`
+      async function handler(req, db) {
+        db.findOne({}).then(() => db.create({ late: true }));
+        return { status: 200, data: null };
+      }`);
+    await handler.run(request, db);
+    await sleep(50);
+    expect(db.calls.map((call) => call.op)).not.toContain('create');
+  });
+});
+
+describe('handler errors', () => {
+  it("reports a throw as HandlerError carrying the handler's message and only the handler's frames", async () => {
+    const handler = compile(`async function handler(req) {\n  throw new Error('order ' + req.params.id + ' is locked');\n}`);
+    const error = await handler.run(request, new FakeDb()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HandlerError);
+    expect((error as HandlerError).message).toBe('order 42 is locked');
+    expect((error as HandlerError).stack).toContain('handler.js:2:');
+    expect((error as HandlerError).stack).not.toMatch(/node_modules|\/src\/|\/test\/|file:|isolated-vm|prelude/);
+  });
+
+  it('reports a throw at the top level of the code, or of a non-Error value, as HandlerError', async () => {
+    await expect(compile(`throw new TypeError('bad setup');\nasync function handler() {}`).run(request, new FakeDb())).rejects.toThrow(
+      new HandlerError('bad setup'),
+    );
+    await expect(compile(`async function handler() { throw 'plain string'; }`).run(request, new FakeDb())).rejects.toThrow(
+      new HandlerError('plain string'),
+    );
+  });
+
+  it('rejects a syntax error at compile time, naming its line', () => {
+    const code = `async function handler(req, db) {\n  return { status: 200 \n}`;
+    expect(() => compileHandler(code, limits)).toThrow(HandlerCompileError);
+    expect(() => compileHandler(code, limits)).toThrow(/^Syntax error in handler code at line 3, column \d+: /);
+    try {
+      compileHandler(code, limits);
+    } catch (error) {
+      expect(error).toMatchObject({ status: 400, line: 3 });
+    }
+  });
+
+  it('rejects code that does not define handler at compile time', () => {
+    expect(() => compileHandler(`async function main() { return { status: 200 }; }`, limits)).toThrow(
+      new HandlerCompileError('Handler code must define async function handler(req, db)'),
+    );
+  });
+
+  it.each([
+    ['no status', `return { data: 1 }`, 'status must be an integer from 100 to 599, got undefined'],
+    ["status 'abc'", `return { status: 'abc', data: 1 }`, 'status must be an integer from 100 to 599, got "abc"'],
+    ['status 700', `return { status: 700 }`, 'status must be an integer from 100 to 599, got 700'],
+    ['a number instead of an object', `return 42`, 'expected an object { status, data }, got 42'],
+    ['a function in data', `return { status: 200, data: { run() {} } }`, 'data is not JSON-serialisable: it contains a function at key "run"'],
+    ['a BigInt in data', `return { status: 200, data: [1n] }`, 'data is not JSON-serialisable: Do not know how to serialize a BigInt'],
+    ['a cycle in data', `const a = {}; a.self = a; return { status: 200, data: a }`, 'data is not JSON-serialisable: Converting circular structure'],
+  ])('rejects a result with %s as HandlerResultError', async (_name, body, message) => {
+    const handler = compile(`async function handler() { ${body}; }`);
+    const error = await handler.run(request, new FakeDb()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HandlerResultError);
+    expect((error as Error).message).toContain(`Handler result is invalid: ${message}`);
+  });
+});
+
+describe('limits', () => {
+  it('stops an endless loop with HandlerTimeoutError while host timers keep running', async () => {
+    const handler = compile(`async function handler() { while (true) {} }`);
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 10);
+    const started = performance.now();
+    try {
+      await expect(handler.run(request, new FakeDb())).rejects.toThrow(HandlerTimeoutError);
+    } finally {
+      clearInterval(interval);
+    }
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(600);
+    expect(ticks).toBeGreaterThanOrEqual(8);
+  });
+
+  it('stops a loop that starts after a db call, and the next call works', async () => {
+    const handler = compile(`async function handler(req, db) { await db.findOne({}); if (req.params.id === 'spin') while (true) {} return { status: 200, data: 'fine' }; }`);
+    const started = performance.now();
+    await expect(handler.run({ ...request, params: { id: 'spin' } }, new FakeDb())).rejects.toThrow(HandlerTimeoutError);
+    expect(performance.now() - started).toBeLessThan(600);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 200, data: 'fine' });
+  });
+
+  it('times out a handler whose promise never settles, and the next call works', async () => {
+    const handler = compile(`async function handler(req) { if (req.params.id === 'hang') await new Promise(() => {}); return { status: 200, data: 1 }; }`);
+    const started = performance.now();
+    await expect(handler.run({ ...request, params: { id: 'hang' } }, new FakeDb())).rejects.toThrow(
+      new HandlerTimeoutError('Handler exceeded its time limit of 200 ms'),
+    );
+    expect(performance.now() - started).toBeLessThan(600);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 200, data: 1 });
+  });
+
+  it('times out a run whose db call is too slow', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(1_000).then(() => null);
+    const handler = compile(`async function handler(req, db) { return { status: 200, data: await db.findOne({}) }; }`);
+    await expect(handler.run(request, db)).rejects.toThrow(HandlerTimeoutError);
+  });
+
+  it('stops a memory bomb with HandlerMemoryError, and the same compiled handler works on the next call', async () => {
+    const handler = compile(
+      `async function handler(req) {
+        if (req.params.id === 'bomb') { const hoard = []; for (let i = 0; ; i++) hoard.push('x'.repeat(1024) + i); }
+        return { status: 200, data: 'recovered' };
+      }`,
+      { memoryMb: 16, timeoutMs: 5_000 },
+    );
+    await expect(handler.run({ ...request, params: { id: 'bomb' } }, new FakeDb())).rejects.toThrow(HandlerMemoryError);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 200, data: 'recovered' });
+  });
+});
+
+describe('isolation', () => {
+  it('gives the handler no way to reach process, require, modules or the host', async () => {
+    const handler = compile(`
+      const topThis = this;
+      async function probe(attempt) {
+        try {
+          const value = await attempt();
+          return value === undefined ? 'undefined' : 'reached ' + typeof value;
+        } catch (error) {
+          return 'threw';
+        }
+      }
+      async function handler(req, db) {
+        const probes = {
+          process: () => process,
+          require: () => require,
+          module: () => module,
+          globalProcess: () => globalThis.process,
+          constructorChain: () => topThis.constructor.constructor('return process')(),
+          dbConstructorChain: () => db.find.constructor.constructor('return process')(),
+          dbPrototypeChain: () => Object.getPrototypeOf(db.find).constructor('return typeof process === "undefined" ? undefined : process')(),
+          importFs: () => import('fs'),
+          timers: () => globalThis.setTimeout ?? globalThis.setInterval ?? globalThis.setImmediate,
+          fetch: () => globalThis.fetch,
+          hostGlobal: () => globalThis.hostSecret,
+        };
+        const data = {};
+        for (const [name, attempt] of Object.entries(probes)) data[name] = await probe(attempt);
+        return { status: 200, data };
+      }`);
+    (globalThis as any).hostSecret = 'do not leak';
+    try {
+      const { data } = await handler.run(request, new FakeDb());
+      expect(data).toEqual({
+        process: 'threw',
+        require: 'threw',
+        module: 'threw',
+        globalProcess: 'undefined',
+        constructorChain: 'threw',
+        dbConstructorChain: 'threw',
+        dbPrototypeChain: 'undefined',
+        importFs: 'threw',
+        timers: 'undefined',
+        fetch: 'undefined',
+        hostGlobal: 'undefined',
+      });
+    } finally {
+      delete (globalThis as any).hostSecret;
+    }
+  });
+
+  it('does not carry state set on globalThis from one call to the next', async () => {
+    const handler = compile(`
+      let calls = 0;
+      async function handler() {
+        calls++;
+        globalThis.seen = (globalThis.seen ?? 0) + 1;
+        const polluted = 'polluted' in {};
+        Object.prototype.polluted = true;
+        return { status: 200, data: { calls, seen: globalThis.seen, polluted } };
+      }`);
+    const first = await handler.run(request, new FakeDb());
+    const second = await handler.run(request, new FakeDb());
+    expect(first.data).toEqual({ calls: 1, seen: 1, polluted: false });
+    expect(second.data).toEqual(first.data);
+  });
+});
+
+describe('concurrency and lifecycle', () => {
+  it('runs 20 concurrent calls of the same compiled handler, each with its own request', async () => {
+    const db = new FakeDb();
+    const handler = compile(`
+      async function handler(req, db) {
+        const row = await db.create({ n: Number(req.params.id) });
+        await db.find({ n: row.n });
+        return { status: 200, data: { n: row.n, id: req.params.id } };
+      }`);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, db)),
+    );
+    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => ({ status: 200, data: { n: i, id: String(i) } })));
+    expect(db.rows.size).toBe(20);
+  });
+
+  it('queues a burst larger than the heap can hold at once instead of running out of memory', async () => {
+    // 300 live contexts would need ~50 MB; the isolate has 16.
+    const handler = compile(`async function handler(req, db) { await db.findOne({}); return { status: 200, data: req.params.id }; }`, {
+      memoryMb: 16,
+      timeoutMs: 5_000,
+    });
+    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, new FakeDb())));
+    expect(results.map((result) => result.data)).toEqual(Array.from({ length: 300 }, (_, i) => String(i)));
+  });
+
+  it('lets in-flight runs finish after dispose and refuses new ones', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(30).then(() => ({ slow: true }));
+    const handler = compile(`async function handler(req, db) { return { status: 200, data: await db.findOne({}) }; }`);
+    const inFlight = handler.run(request, db);
+    await sleep(5);
+    handler.dispose();
+    await expect(inFlight).resolves.toEqual({ status: 200, data: { slow: true } });
+    await expect(handler.run(request, db)).rejects.toThrow('disposed');
+  });
+
+  it('refuses limits isolated-vm cannot honour', () => {
+    expect(() => compileHandler(`async function handler() {}`, { memoryMb: 4, timeoutMs: 100 })).toThrow(RangeError);
+    expect(() => compileHandler(`async function handler() {}`, { memoryMb: 16, timeoutMs: 0 })).toThrow(RangeError);
+  });
+});
