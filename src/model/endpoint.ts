@@ -39,6 +39,8 @@ export type EndpointDoc = {
 export type EndpointGroupDoc = {
   _id: string;
   name: string;
+  /** Lower-cased name: group names are unique regardless of case. */
+  nameKey: string;
   description: string;
   icon: string;
   color: string;

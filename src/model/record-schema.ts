@@ -200,14 +200,16 @@ function withFieldDefaults(def: FieldDef, value: unknown): unknown {
 /**
  * `__proto__` keys anywhere in a record, free-form (json, object without children) values
  * included: harmless as parsed JSON, but they turn into prototype changes in any later
- * Object.assign or deep merge. Iterative, so deeply nested JSON cannot overflow the stack.
+ * Object.assign or deep merge. Keys starting with `$` are refused at any depth too: they read as
+ * operators, and MongoDB cannot update documents holding them. Iterative, so deeply nested JSON
+ * cannot overflow the stack.
  */
 function prototypeKeys(data: Record<string, unknown>): ErrorDetail[] {
   const found: ErrorDetail[] = [];
   const stack: Array<{ value: object; path: string }> = [{ value: data, path: '' }];
   for (let next = stack.pop(); next; next = stack.pop()) {
     for (const [key, child] of Object.entries(next.value)) {
-      if (key === '__proto__') found.push({ field: joinPath(next.path, key), message: 'is not an allowed key' });
+      if (key === '__proto__' || (key.startsWith('$') && !Array.isArray(next.value))) found.push({ field: joinPath(next.path, key), message: 'is not an allowed key' });
       else if (typeof child === 'object' && child !== null) stack.push({ value: child, path: joinPath(next.path, key) });
     }
   }

@@ -41,7 +41,7 @@ export function shadowedRoute(pattern: PathPattern): string | null {
   const root = pattern.segments[index];
   if (!root) return null;
   const prefix = index === 2 ? `/api/${(second as { literal: string }).literal}` : '/api';
-  if ('param' in root) return `${prefix}/${RESERVED_API_ROOTS[0]} and the other management routes`;
+  if ('param' in root) return `the management routes under ${prefix}`;
   if ((RESERVED_API_ROOTS as readonly string[]).includes(root.literal)) return `${prefix}/${root.literal}`;
   return null;
 }

@@ -7,7 +7,7 @@ import type { LoginLockout } from './login-lockout.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { Sessions } from './sessions.ts';
 import type { SettingsService } from './settings.ts';
-import { TokenError, type Tokens } from './tokens.ts';
+import { TokenError, type RefreshClaims, type Tokens } from './tokens.ts';
 import { EMAIL_SCHEMA, LOGIN_SCHEMA, loginKey, NAME_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
 
 /** Where a request came from, for the audit log. */
@@ -106,7 +106,15 @@ export class AuthService {
 
   /** Rotation: the presented refresh token's session is consumed; a second use fails. */
   async refresh(refreshToken: string): Promise<LoginResult> {
-    let claims;
+    const claims = await this.consumeRefreshToken(refreshToken);
+    const user = await this.deps.users.findById(claims.userId);
+    if (!user || user.status !== 'active' || user.tokenVersion !== claims.tokenVersion) throw unauthorized(INVALID_REFRESH);
+    return this.issue(user);
+  }
+
+  /** Verifies a refresh token and ends its session: true for exactly one caller, on any instance. */
+  private async consumeRefreshToken(refreshToken: string): Promise<RefreshClaims> {
+    let claims: RefreshClaims;
     try {
       claims = await this.deps.tokens.verifyRefresh(refreshToken);
     } catch (error) {
@@ -114,9 +122,7 @@ export class AuthService {
       throw error;
     }
     if (!(await this.deps.sessions.consume(claims.userId, claims.sessionId))) throw unauthorized(INVALID_REFRESH);
-    const user = await this.deps.users.findById(claims.userId);
-    if (!user || user.status !== 'active' || user.tokenVersion !== claims.tokenVersion) throw unauthorized(INVALID_REFRESH);
-    return this.issue(user);
+    return claims;
   }
 
   parseRefresh(input: unknown): string | undefined {
@@ -130,14 +136,7 @@ export class AuthService {
 
   /** Logout by refresh token alone (for a client whose access token has already expired). */
   async logoutWithRefreshToken(refreshToken: string, request: RequestInfo): Promise<void> {
-    let claims;
-    try {
-      claims = await this.deps.tokens.verifyRefresh(refreshToken);
-    } catch (error) {
-      if (error instanceof TokenError) throw unauthorized(INVALID_REFRESH);
-      throw error;
-    }
-    if (!(await this.deps.sessions.consume(claims.userId, claims.sessionId))) throw unauthorized(INVALID_REFRESH);
+    const claims = await this.consumeRefreshToken(refreshToken);
     await this.logout(claims.userId, request);
   }
 

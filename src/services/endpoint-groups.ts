@@ -32,7 +32,8 @@ const validateCreate = compileValidator<GroupInput>({ type: 'object', additional
 const validateUpdate = compileValidator<Partial<GroupInput>>({ type: 'object', additionalProperties: false, properties });
 
 export function publicEndpointGroup(doc: EndpointGroupDoc): Record<string, unknown> {
-  return { ...doc, createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
+  const { nameKey: _key, ...rest } = doc;
+  return { ...rest, createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
 }
 
 export function mergeNetworkAccess(current: NetworkAccess, patch: Partial<NetworkAccess> | undefined): NetworkAccess {
@@ -79,6 +80,7 @@ export class EndpointGroupsService {
     try {
       const group = await this.groups.insertOne({
         name: valid.name.trim(),
+        nameKey: valid.name.trim().toLowerCase(),
         description: valid.description ?? '',
         icon: valid.icon ?? '',
         color: valid.color ?? '#6b7280',
@@ -99,7 +101,7 @@ export class EndpointGroupsService {
     const group = await this.get(id);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     for (const field of ['description', 'icon', 'color', 'order'] as const) if (valid[field] !== undefined) set[field] = valid[field];
-    if (valid.name !== undefined) set.name = valid.name.trim();
+    if (valid.name !== undefined) Object.assign(set, { name: valid.name.trim(), nameKey: valid.name.trim().toLowerCase() });
     if (valid.networkAccess !== undefined) {
       const networkAccess = mergeNetworkAccess(group.networkAccess, valid.networkAccess);
       assertValidNetworkAccess(networkAccess);

@@ -1,6 +1,6 @@
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { InvalidPathError, normalizePath, parsePathPattern, type PathPattern } from '../lib/paths.ts';
+import { InvalidPathError, normalizePath, parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
 import {
   ACCESS_TYPES,
@@ -157,6 +157,17 @@ export class EndpointsService {
       const pathChanges = valid.path !== undefined && pattern(valid.path).path !== current.path;
       const methodChanges = valid.method !== undefined && valid.method !== current.method;
       if (pathChanges || methodChanges) throw badRequest('A system endpoint cannot change its path or method');
+      // Platform code serves these routes: only the descriptive fields mean anything.
+      const inert = Object.keys(valid).filter((field) => !['name', 'description', 'slug', 'groupId', 'path', 'method'].includes(field));
+      if (inert.length > 0) throw badRequest(`A system endpoint is served by the platform: ${inert.join(', ')} cannot be changed (only name, description, slug and groupId)`);
+    }
+    if (valid.path !== undefined) {
+      const from = parsePathPattern(current.path);
+      const to = pattern(valid.path);
+      const unmapped = to.paramNames.filter((name) => !from.paramNames.includes(name));
+      if (to.path !== from.path && unmapped.length > 0 && (await this.records.countOwn(current._id)) > 0) {
+        throw badRequest(`Invalid path: this endpoint's records cannot move to ${to.path}: they have no value for :${unmapped.join(', :')}`, [{ field: 'path', message: 'adds parameters its records have no value for' }]);
+      }
     }
     const merged = { ...definitionInput(current), ...valid } as EndpointInput;
     merged.networkAccess = mergeNetworkAccess(current.networkAccess, valid.networkAccess);
@@ -240,6 +251,7 @@ export class EndpointsService {
       const clash = shadowedRoute(parsed);
       if (clash) throw badRequest(`Invalid path: ${parsed.path} would shadow ${clash}, which the service serves itself`, [{ field: 'path', message: `would shadow ${clash}` }]);
     }
+    await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
     const schema = validateEndpointSchema(input.schema);
     for (const reference of compileRecordSchema(schema).referenceFields) {
       // A reference names a collection path: normalized, without parameters.
@@ -285,6 +297,17 @@ export class EndpointsService {
       createdAt: current?.createdAt ?? now,
       updatedAt: now,
     };
+  }
+
+  /** A path may not equal another definition's versioned alias (or the reverse) for one method. */
+  private async assertNoVersionClash(path: string, method: HttpMethod, apiVersion: string | null, selfId: string | null): Promise<void> {
+    const others = (await this.endpoints.find({ method })).filter((e) => e._id !== selfId);
+    const mine = [path, ...(apiVersion ? [versionedPath(path, apiVersion)] : [])];
+    for (const other of others) {
+      const theirs = [other.path, ...(other.apiVersion ? [versionedPath(other.path, other.apiVersion)] : [])];
+      const clash = mine.find((p, i) => theirs.some((q, j) => p === q && (i > 0 || j > 0)));
+      if (clash) throw conflict(`${method} ${clash} is already served by "${other.name}" (${other.method} ${other.path}${other.apiVersion ? `, ${other.apiVersion}` : ''})`);
+    }
   }
 
   private async assertUserGroupsExist(ids: readonly string[]): Promise<void> {

@@ -15,6 +15,7 @@ interface CountDoc {
   [key: string]: unknown;
   resourcePath: string;
   count: number;
+  expiring?: boolean;
 }
 
 export interface ListOptions {
@@ -86,7 +87,11 @@ export class RecordsService {
     const skip = (options.page - 1) * options.limit;
     const filtered = Object.keys(filter).length > 0;
     if (options.exactTotal || filtered) return this.records.findPage(where, { page: options.page, limit: options.limit, sort });
-    const [items, counter] = [await this.records.find(where, { sort, skip, limit: options.limit }), await this.counts.findOne({ resourcePath })];
+    const counter = await this.counts.findOne({ resourcePath });
+    // Once a path has held expiring records, expiry may delete without going through delete():
+    // its counter is no longer trusted and the total is counted.
+    if (counter?.expiring) return this.records.findPage(where, { page: options.page, limit: options.limit, sort });
+    const items = await this.records.find(where, { sort, skip, limit: options.limit });
     // The records on this page bound the total from below; an empty page past the end says nothing.
     const seen = items.length > 0 ? skip + items.length : 0;
     return { items, total: Math.max(counter?.count ?? 0, seen) };
@@ -117,7 +122,7 @@ export class RecordsService {
       createdAt: now,
       updatedAt: now,
     });
-    await this.counts.updateOne({ resourcePath: input.resourcePath }, { $inc: { count: 1 } }, { upsert: true });
+    await this.counts.updateOne({ resourcePath: input.resourcePath }, { $inc: { count: 1 }, ...(expiresAt ? { $set: { expiring: true } } : {}) }, { upsert: true });
     return record;
   }
 
@@ -129,6 +134,10 @@ export class RecordsService {
     const deleted = await this.records.deleteOne({ _id: id, resourcePath });
     if (deleted) await this.counts.updateOne({ resourcePath }, { $inc: { count: -1 } });
     return deleted;
+  }
+
+  countOwn(endpointId: string): Promise<number> {
+    return this.records.count({ endpointId });
   }
 
   /** Moves one endpoint's records from its old path pattern to the new one (parameters by name). */

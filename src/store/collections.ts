@@ -11,7 +11,7 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   },
   { name: 'groups', indexes: [{ fields: ['nameKey'], unique: true }] },
   { name: 'endpoints', indexes: [{ fields: ['path', 'method'], unique: true }, { fields: ['groupId'] }] },
-  { name: 'endpointgroups', indexes: [{ fields: ['name'], unique: true }] },
+  { name: 'endpointgroups', indexes: [{ fields: ['nameKey'], unique: true }] },
   { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt'] }, { fields: ['endpointId'] }], ttl: true },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },

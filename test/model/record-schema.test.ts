@@ -83,7 +83,7 @@ describe('values of each field type', () => {
     },
     {
       def: { type: 'object' },
-      valid: [{}, { anything: [1, { deep: true }] }, { $ne: null }],
+      valid: [{}, { anything: [1, { deep: true }] }],
       invalid: [[[], 'must be an object'], ['{}', 'must be an object'], [null, 'must be an object']],
     },
     {
@@ -94,7 +94,7 @@ describe('values of each field type', () => {
     },
     {
       def: { type: 'json' },
-      valid: [null, 0, 'text', [1, [2]], { $ne: null }, { nested: { 'a.b': 1 } }],
+      valid: [null, 0, 'text', [1, [2]], { nested: { 'a.b': 1 } }],
       invalid: [],
     },
     {
@@ -508,5 +508,21 @@ describe('example records', () => {
   it('gives one field its example', () => {
     expect(exampleValue({ type: 'datetime' })).toBe('2026-01-01T00:00:00.000Z');
     expect(exampleValue({ type: 'number', minimum: 7 })).toBe(7);
+  });
+});
+
+describe('operator-shaped keys in free-form values', () => {
+  const compiled = compileRecordSchema({ blob: { type: 'json' }, bag: { type: 'object' } });
+  it.each([
+    ['a json value', { blob: { $ne: null } }, 'blob.$ne'],
+    ['a nested json value', { blob: { a: [{ $gt: 1 }] } }, 'blob.a.0.$gt'],
+    ['an object without children', { bag: { $where: 'x' } }, 'bag.$where'],
+  ])('refuses a $-key in %s with 400', (_name, data, field) => {
+    expect(() => compiled.validate(data)).toThrow(AppError);
+    try {
+      compiled.validate(data);
+    } catch (error) {
+      expect((error as AppError).details?.map((d) => d.field)).toContain(field);
+    }
   });
 });

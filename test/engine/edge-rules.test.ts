@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+let t: TestServer;
+let admin: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await t.adminToken();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const define = (body: Record<string, unknown>) =>
+  t.api('POST', '/api/endpoints', { token: admin, body: { name: `e-${Math.random().toString(36).slice(2, 8)}`, accessType: 'public', schema: { title: { type: 'string' } }, ...body } });
+
+describe('definition edge rules', () => {
+  it('refuses a path that equals another definition\'s versioned form, both ways (409)', async () => {
+    expect((await define({ path: '/api/edge/items', method: 'GET', apiVersion: 'v1' })).status).toBe(201);
+    const explicit = await define({ path: '/api/v1/edge/items', method: 'GET' });
+    expect(explicit.status).toBe(409);
+    expect(explicit.body.error).toMatch(/GET \/api\/v1\/edge\/items is already served by/);
+    expect((await define({ path: '/api/v1/edge/other', method: 'GET' })).status).toBe(201);
+    expect((await define({ path: '/api/edge/other', method: 'GET', apiVersion: 'v1' })).status).toBe(409);
+    expect((await define({ path: '/api/v1/edge/items', method: 'POST' })).status).toBe(201);
+  });
+
+  it('refuses changes to a system endpoint that the platform would ignore (400)', async () => {
+    const list = await t.api('GET', '/api/endpoints?search=login', { token: admin });
+    const login = list.body.data.find((e: { path: string }) => e.path === '/api/auth/login');
+    const inert = await t.api('PUT', `/api/endpoints/${login._id}`, { token: admin, body: { accessType: 'authenticated' } });
+    expect(inert.status).toBe(400);
+    expect(inert.body.error).toMatch(/accessType cannot be changed/);
+    expect((await t.api('PUT', `/api/endpoints/${login._id}`, { token: admin, body: { description: 'Sign in' } })).status).toBe(200);
+  });
+
+  it('refuses a path change that adds parameters the endpoint\'s records have no value for (400)', async () => {
+    const post = await define({ path: '/api/edge/notes', method: 'POST' });
+    expect((await t.api('POST', '/api/edge/notes', { body: { title: 'a' } })).status).toBe(201);
+    const moved = await t.api('PUT', `/api/endpoints/${post.body.data._id}`, { token: admin, body: { path: '/api/edge/:owner/notes' } });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error).toMatch(/no value for :owner/);
+    expect((await t.api('GET', `/api/endpoints/${post.body.data._id}`, { token: admin })).body.data.path).toBe('/api/edge/notes');
+  });
+
+  it('treats endpoint group names as unique regardless of case (409)', async () => {
+    expect((await t.api('POST', '/api/endpoints/groups', { token: admin, body: { name: 'Shop' } })).status).toBe(201);
+    expect((await t.api('POST', '/api/endpoints/groups', { token: admin, body: { name: ' shop ' } })).status).toBe(409);
+  });
+
+  it('keeps list totals right after retention is switched off (expired records were swept)', async () => {
+    const post = await define({ path: '/api/edge/temp', method: 'POST', retentionDays: 1 });
+    await define({ path: '/api/edge/temp', method: 'GET' });
+    const a = await t.api('POST', '/api/edge/temp', { body: { title: 'a' } });
+    await t.api('POST', '/api/edge/temp', { body: { title: 'b' } });
+    await t.server.services.store.collection('endpointdatas').updateOne({ _id: a.body.data._id }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    await t.server.services.store.sweepExpired();
+    expect((await t.api('PUT', `/api/endpoints/${post.body.data._id}`, { token: admin, body: { retentionDays: null } })).status).toBe(200);
+    const list = await t.api('GET', '/api/edge/temp');
+    expect(list.body.data.map((r: { title: string }) => r.title)).toEqual(['b']);
+    expect(list.body.meta.total).toBe(1);
+  });
+});
