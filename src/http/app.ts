@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Services } from './container.ts';
 import { AppError, notFound } from '../lib/errors.ts';
+import { isReservedConcretePath } from '../model/reserved-paths.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { cors } from './middleware/cors.ts';
@@ -47,9 +48,13 @@ export function createApp(services: Services): Koa<DynState> {
   settingsRoutes(api, services);
   dashboardRoutes(api, services);
   endpointRoutes(api, services);
-  app.use(api.routes());
+  // Only paths under a management root go through the router's matching; the rest (dynamic
+  // endpoints) skip it, which keeps their per-request cost down.
+  const management = api.routes();
+  const allowedMethods = api.allowedMethods({ throw: false });
+  app.use((ctx, next) => (isReservedConcretePath(ctx.path) ? management(ctx as never, next) : next()));
   app.use(dynamicEndpoints(services.engine));
-  app.use(api.allowedMethods({ throw: false }));
+  app.use((ctx, next) => (isReservedConcretePath(ctx.path) ? allowedMethods(ctx as never, next) : next()));
 
   app.use(async (ctx) => {
     if (ctx.body !== undefined && ctx.body !== null) return;

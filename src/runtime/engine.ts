@@ -35,6 +35,8 @@ export interface EngineRequest {
   authError?: string | undefined;
   /** The /test route skips network rules unless asked to apply them. */
   skipNetworkRules?: boolean;
+  /** Settings already loaded for this request (HTTP loads them once per request). */
+  settings?: ActiveSettings | undefined;
 }
 
 export interface EngineResponse {
@@ -96,7 +98,7 @@ export class Engine {
     }
     const denial = accessDenial(doc, request.principal, request.authError);
     if (denial) throw denial;
-    const settings = await this.deps.settings.get();
+    const settings = request.settings ?? (await this.deps.settings.get());
     const resourcePath = fillPattern(endpoint.pattern, match.params);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);
     return this.crud(table, endpoint, match, request, resourcePath, settings);

@@ -26,7 +26,7 @@ export interface LogQuery {
 }
 
 const FLUSH_MS = 500;
-const MAX_BUFFER = 200;
+const MAX_BUFFER = 1000;
 const SEARCH_FIELDS = ['message', 'action', 'source', 'ip'] as const;
 
 export class AuditLog {
@@ -73,7 +73,7 @@ export class AuditLog {
     this.flushing = this.flushing.then(async () => {
       if (batch.length === 0) return;
       try {
-        await this.store.collection<LogDoc>('logs').insertMany(batch);
+        await this.store.appendMany('logs', batch);
       } catch (error) {
         this.logger.error('audit log flush failed', { error, entries: batch.length });
       }

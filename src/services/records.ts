@@ -102,8 +102,9 @@ export class RecordsService {
     return this.records.find({ ...dataFilter(filter), resourcePath }, { ...options, sort });
   }
 
-  get(resourcePath: string, id: string): Promise<RecordDoc | null> {
-    return this.records.findOne({ _id: id, resourcePath });
+  async get(resourcePath: string, id: string): Promise<RecordDoc | null> {
+    const record = await this.records.findById(id);
+    return record?.resourcePath === resourcePath ? record : null;
   }
 
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {
@@ -114,6 +115,7 @@ export class RecordsService {
   async create(input: { endpointId: string; resourcePath: string; data: Record<string, unknown>; retentionDays: number | null }): Promise<RecordDoc> {
     const now = new Date();
     const expiresAt = input.retentionDays ? new Date(now.getTime() + input.retentionDays * 86_400_000) : null;
+    const counter = { collection: 'recordcounts', key: { resourcePath: input.resourcePath }, inc: { count: 1 }, ...(expiresAt ? { set: { expiring: true } } : {}) };
     const record = await this.records.insertOne({
       endpointId: input.endpointId,
       resourcePath: input.resourcePath,
@@ -121,8 +123,7 @@ export class RecordsService {
       expiresAt,
       createdAt: now,
       updatedAt: now,
-    });
-    await this.counts.updateOne({ resourcePath: input.resourcePath }, { $inc: { count: 1 }, ...(expiresAt ? { $set: { expiring: true } } : {}) }, { upsert: true });
+    }, { counter });
     return record;
   }
 
@@ -131,9 +132,7 @@ export class RecordsService {
   }
 
   async delete(resourcePath: string, id: string): Promise<RecordDoc | null> {
-    const deleted = await this.records.deleteOne({ _id: id, resourcePath });
-    if (deleted) await this.counts.updateOne({ resourcePath }, { $inc: { count: -1 } });
-    return deleted;
+    return this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
   }
 
   countOwn(endpointId: string): Promise<number> {

@@ -3,9 +3,10 @@ import type { Store } from '../store/types.ts';
 /**
  * Cross-instance cache invalidation. Anything cached in a process (settings, later the route
  * table) carries the revision it was built at; a write bumps the revision in the store, and
- * every instance compares before using its cache. On the embedded store the check is a
- * primary-key read (microseconds), so it runs on every use; on MongoDB it may be throttled
- * with REVISION_CHECK_MS, which bounds how stale another instance can be.
+ * every instance compares before using its cache. On the embedded store the check costs a
+ * `PRAGMA data_version` (has any other connection written?) and a read only when one has, so
+ * it runs on every use; on MongoDB the read is throttled with REVISION_CHECK_MS, which bounds
+ * how stale another instance can be.
  */
 interface RevisionDoc {
   _id: string;
@@ -15,7 +16,8 @@ interface RevisionDoc {
 }
 
 export class Revisions {
-  private readonly memo = new Map<string, { value: number; checkedAt: number }>();
+  private readonly memo = new Map<string, { value: number; checkedAt: number; foreign: number | null }>();
+  private foreign: { value: number | null; at: number } | null = null;
   private readonly store: Store;
   private readonly checkIntervalMs: number;
 
@@ -27,17 +29,30 @@ export class Revisions {
   async current(key: string): Promise<number> {
     const memo = this.memo.get(key);
     const now = Date.now();
-    if (memo && this.checkIntervalMs > 0 && now - memo.checkedAt < this.checkIntervalMs) return memo.value;
+    // Our own bumps update the memo directly; the store says whether anyone else wrote since.
+    const foreign = this.foreignVersion();
+    if (memo && foreign !== null && memo.foreign === foreign) return memo.value;
+    if (memo && foreign === null && this.checkIntervalMs > 0 && now - memo.checkedAt < this.checkIntervalMs) return memo.value;
     const doc = await this.store.collection<RevisionDoc>('revisions').findOne({ key });
     const value = doc?.value ?? 0;
-    this.memo.set(key, { value, checkedAt: now });
+    this.memo.set(key, { value, checkedAt: now, foreign });
+    return value;
+  }
+
+  /** One check of the store's foreign-write version serves every lookup within a millisecond. */
+  private foreignVersion(): number | null {
+    const now = performance.now();
+    if (this.foreign && now - this.foreign.at < 1) return this.foreign.value;
+    const value = this.store.foreignWriteVersion();
+    this.foreign = { value, at: now };
     return value;
   }
 
   async bump(key: string): Promise<number> {
     const doc = await this.store.collection<RevisionDoc>('revisions').updateOne({ key }, { $inc: { value: 1 } }, { upsert: true });
     const value = doc?.value ?? 0;
-    this.memo.set(key, { value, checkedAt: Date.now() });
+    this.foreign = null;
+    this.memo.set(key, { value, checkedAt: Date.now(), foreign: this.foreignVersion() });
     return value;
   }
 }

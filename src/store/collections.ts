@@ -12,7 +12,8 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'groups', indexes: [{ fields: ['nameKey'], unique: true }] },
   { name: 'endpoints', indexes: [{ fields: ['path', 'method'], unique: true }, { fields: ['groupId'] }] },
   { name: 'endpointgroups', indexes: [{ fields: ['nameKey'], unique: true }] },
-  { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt'] }, { fields: ['endpointId'] }], ttl: true },
+  // (resourcePath, createdAt, _id) serves a page in list order without sorting ties.
+  { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt', '_id'] }, { fields: ['endpointId'] }], ttl: true },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },
   { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }] },

@@ -43,9 +43,21 @@ export interface Update {
 
 export type NewDoc<T extends Doc> = Omit<T, '_id'> & { _id?: string };
 
+/**
+ * A counter document changed in the same atomic unit as an insert or delete (upserted by
+ * `key`). The embedded store applies both in one transaction; MongoDB applies them in order,
+ * so after a crash between the two a counter may drift until it is recomputed.
+ */
+export interface CounterChange {
+  collection: string;
+  key: Record<string, string>;
+  inc: Record<string, number>;
+  set?: Record<string, unknown>;
+}
+
 export interface Collection<T extends Doc = Doc> {
   readonly name: string;
-  insertOne(doc: NewDoc<T>): Promise<T>;
+  insertOne(doc: NewDoc<T>, options?: { counter?: CounterChange }): Promise<T>;
   insertMany(docs: readonly NewDoc<T>[]): Promise<T[]>;
   findById(id: string): Promise<T | null>;
   findOne(filter: Filter, options?: { sort?: SortSpec }): Promise<T | null>;
@@ -55,8 +67,8 @@ export interface Collection<T extends Doc = Doc> {
   /** Updates the first match and returns it as it is after the update; null when nothing matched. */
   updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
   updateMany(filter: Filter, update: Update): Promise<number>;
-  /** Deletes the first match and returns it; null when nothing matched. */
-  deleteOne(filter: Filter): Promise<T | null>;
+  /** Deletes the first match and returns it; null when nothing matched (then no counter changes). */
+  deleteOne(filter: Filter, options?: { counter?: CounterChange }): Promise<T | null>;
   deleteMany(filter: Filter): Promise<number>;
 }
 
@@ -77,6 +89,18 @@ export interface Store {
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /** Removes expired documents from TTL collections; returns how many. */
   sweepExpired(): Promise<number>;
+  /**
+   * Inserts documents whose ids the caller does not need back (the audit log), possibly off the
+   * request thread: the embedded store hands them to a worker thread with its own connection.
+   * Resolves when they are stored.
+   */
+  appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void>;
+  /**
+   * A number that changes whenever another connection (another process, or another store object
+   * on the same files) has committed a write — the embedded store's `PRAGMA data_version` — so
+   * caches can skip re-reading while it stands still. Null when the store cannot tell cheaply.
+   */
+  foreignWriteVersion(): number | null;
   close(): Promise<void>;
 }
 

@@ -796,6 +796,36 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       expect(await attempts.findOne({ loginKey: 'ann' })).not.toBeNull();
     });
 
+    describe('counters changed with an insert or delete', () => {
+      const counter = (inc: number, set?: Record<string, unknown>) => ({ collection: 'recordcounts', key: { resourcePath: '/c' }, inc: { count: inc }, ...(set ? { set } : {}) });
+      const count = async () => (await store.collection('recordcounts').findOne({ resourcePath: '/c' }))?.count;
+
+      it('insertOne with a counter creates the counter and then increments it', async () => {
+        const records = store.collection('endpointdatas');
+        await records.insertOne({ resourcePath: '/c', data: {} }, { counter: counter(1) });
+        expect(await count()).toBe(1);
+        await records.insertOne({ resourcePath: '/c', data: {} }, { counter: counter(1, { expiring: true }) });
+        expect(await count()).toBe(2);
+        expect((await store.collection('recordcounts').findOne({ resourcePath: '/c' }))?.expiring).toBe(true);
+      });
+
+      it('deleteOne changes the counter only when it deleted something', async () => {
+        const records = store.collection('endpointdatas');
+        const doc = await records.insertOne({ resourcePath: '/c', data: {} }, { counter: counter(1) });
+        expect(await records.deleteOne({ _id: doc._id }, { counter: counter(-1) })).not.toBeNull();
+        expect(await count()).toBe(0);
+        expect(await records.deleteOne({ _id: doc._id }, { counter: counter(-1) })).toBeNull();
+        expect(await count()).toBe(0);
+      });
+
+      it('a failed insert leaves the counter unchanged', async () => {
+        const users = store.collection('users');
+        await users.insertOne({ loginKey: 'dup' }, { counter: counter(1) });
+        await expect(users.insertOne({ loginKey: 'dup' }, { counter: counter(1) })).rejects.toThrow(DuplicateKeyError);
+        expect(await count()).toBe(1);
+      });
+    });
+
     it('collection() returns a collection with the given name', () => {
       expect(store.collection('users').name).toBe('users');
     });

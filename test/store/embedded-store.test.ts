@@ -63,6 +63,17 @@ describe('embedded store', () => {
     expect(await b.count({})).toBe(0);
   });
 
+  it('foreignWriteVersion stands still for the store\'s own writes and moves when another store writes', async () => {
+    const dataDir = await dir();
+    const a = open(dataDir);
+    const b = open(dataDir);
+    const before = a.foreignWriteVersion();
+    await a.collection('logs').insertOne({ name: 'own write' });
+    expect(a.foreignWriteVersion()).toBe(before);
+    await b.collection('logs').insertOne({ name: 'other write' });
+    expect(a.foreignWriteVersion()).not.toBe(before);
+  });
+
   it('two stores on the same directory enforce the same unique indexes', async () => {
     const dataDir = await dir();
     await open(dataDir).collection('users').insertOne({ loginKey: 'ann' });

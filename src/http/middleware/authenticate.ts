@@ -41,7 +41,8 @@ export function authenticate(deps: { authenticator: Authenticator; apiKeys: ApiK
       } else if (authorization) {
         ctx.state.authError = 'Unsupported Authorization scheme; use Bearer or ApiKey';
       } else {
-        const cookie = ctx.cookies.get(ACCESS_COOKIE);
+        // Parsing cookies costs something; most API calls carry none.
+        const cookie = ctx.get('Cookie') ? ctx.cookies.get(ACCESS_COOKIE) : undefined;
         if (cookie) {
           ctx.state.authVia = 'cookie';
           ctx.state.principal = await deps.authenticator.fromAccessToken(cookie);

@@ -9,6 +9,7 @@ import type { DynContext } from '../state.ts';
  * body is later merged into another object.
  */
 const MAX_DEPTH = 32;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 export function jsonBody(limitBytes: number) {
@@ -25,6 +26,7 @@ export function jsonBody(limitBytes: number) {
     },
   });
   return async (ctx: DynContext, next: Next): Promise<void> => {
+    if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '');
       await next();

@@ -19,6 +19,7 @@ export function dynamicEndpoints(engine: Engine) {
       ip: ctx.state.clientIp,
       principal: ctx.state.principal,
       authError: ctx.state.authError,
+      settings: ctx.state.settings,
     });
     if (!response) return next();
     ctx.status = response.status;

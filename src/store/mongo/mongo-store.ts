@@ -7,6 +7,7 @@ import {
   StoreError,
   type Collection,
   type CollectionSpec,
+  type CounterChange,
   type Doc,
   type Filter,
   type FindOptions,
@@ -47,6 +48,14 @@ export async function openMongoStore(url: string): Promise<Store> {
         collections.set(name, collection);
       }
       return collection as unknown as Collection<T>;
+    },
+    async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
+      if (docs.length === 0) return;
+      const stored = docs.map((doc) => ({ ...doc, _id: doc._id ?? newId() }) as Document);
+      await guard(collection, () => db.collection(collectionSpec(collection).name).insertMany(stored, { ordered: true }));
+    },
+    foreignWriteVersion(): number | null {
+      return null; // other instances' writes are only seen by reading (see Revisions)
     },
     async sweepExpired(): Promise<number> {
       // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter
@@ -181,6 +190,19 @@ function duplicateKeyFields(collection: string, error: MongoServerError): string
   return [...(spec?.indexes.find((i) => `${collection}__${i.fields.join('_')}` === index)?.fields ?? [])];
 }
 
+/** The counter write that follows an insert or delete (in order, not atomically: see CounterChange). */
+async function applyCounter(db: Db, counter: CounterChange | undefined): Promise<void> {
+  if (!counter) return;
+  collectionSpec(counter.collection);
+  await guard(counter.collection, () =>
+    db.collection(counter.collection).updateOne(
+      counter.key,
+      { $inc: counter.inc, ...(counter.set ? { $set: counter.set } : {}), $setOnInsert: { _id: newId() } },
+      { upsert: true },
+    ),
+  );
+}
+
 function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): Collection {
   const raw = db.collection<Document>(spec.name);
   const read = (doc: Document | null): Doc | null => (doc ? (fromMongo(doc) as Doc) : null);
@@ -191,10 +213,11 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
 
   return {
     name: spec.name,
-    insertOne: (doc) =>
+    insertOne: (doc, options) =>
       g(async () => {
         const stored = { ...doc, _id: doc._id ?? newId() } as Document;
         await raw.insertOne(stored);
+        await applyCounter(db, options?.counter);
         return read(stored) as Doc;
       }),
     insertMany: (docs: readonly NewDoc<Doc>[]) =>
@@ -242,7 +265,12 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
       }),
     updateMany: (filter, update) =>
       g(async () => (await raw.updateMany(buildFilter(spec, filter), toMongoUpdate(update))).matchedCount),
-    deleteOne: (filter) => g(async () => read(await raw.findOneAndDelete(buildFilter(spec, filter), { sort: firstById }))),
+    deleteOne: (filter, options) =>
+      g(async () => {
+        const deleted = read(await raw.findOneAndDelete(buildFilter(spec, filter), { sort: firstById }));
+        if (deleted) await applyCounter(db, options?.counter);
+        return deleted;
+      }),
     deleteMany: (filter) => g(async () => (await raw.deleteMany(buildFilter(spec, filter))).deletedCount),
   };
 }

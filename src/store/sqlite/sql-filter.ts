@@ -44,7 +44,13 @@ function equalsAny(field: string, values: Scalar[], params: SqlValue[]): string 
   };
   const texts = values.filter((v) => typeof v === 'string' || v instanceof Date);
   const numbers = values.filter((v) => typeof v === 'number');
-  if (texts.length > 0) groups.push(`${inList(texts)} AND ${typeGuard(type, '')}`);
+  // json_extract yields text only for strings and for arrays/objects (as JSON): a string that
+  // cannot be such JSON text needs no type check, which keeps hot lookups cheap.
+  const jsonLike = (v: Scalar): boolean => typeof v === 'string' && /^\s*[[{]/.test(v);
+  const plainTexts = texts.filter((v) => !jsonLike(v));
+  const guardedTexts = texts.filter(jsonLike);
+  if (plainTexts.length > 0) groups.push(inList(plainTexts));
+  if (guardedTexts.length > 0) groups.push(`${inList(guardedTexts)} AND ${typeGuard(type, '')}`);
   if (numbers.length > 0) groups.push(`${inList(numbers)} AND ${typeGuard(type, 0)}`);
   for (const flag of new Set(values.filter((v) => typeof v === 'boolean'))) groups.push(typeGuard(type, flag));
   return groups.length > 0 ? groups.map((g) => `(${g})`).join(' OR ') : '0';

@@ -10,6 +10,7 @@ import {
   StoreError,
   type Collection,
   type CollectionSpec,
+  type CounterChange,
   type Doc,
   type Filter,
   type FindOptions,
@@ -21,6 +22,7 @@ import {
   type Store,
   type Update,
 } from '../types.ts';
+import { AppendWriter } from './append-writer.ts';
 import { compileSearch, compileWhere, fieldExpr, type SqlValue } from './sql-filter.ts';
 
 /**
@@ -46,13 +48,20 @@ function indexName(spec: CollectionSpec, fields: readonly string[]): string {
 
 export function openSqliteStore(options: SqliteOptions): Store {
   mkdirSync(options.dataDir, { recursive: true });
-  const db = new DatabaseSync(join(options.dataDir, 'dyn.db'));
+  const file = join(options.dataDir, 'dyn.db');
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const db = new DatabaseSync(file);
+  let appender: AppendWriter | undefined;
   // A locked database waits this long and then fails with a bounded "busy" error, never hangs.
   db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   setWalMode(db, options.busyTimeoutMs ?? 5000);
   // FULL: a write acknowledged to a client survives kill -9 and power loss (see README).
   db.exec(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
   db.exec('PRAGMA foreign_keys = OFF');
+  // A larger page cache and memory-mapped reads keep hot records in memory while the audit log
+  // grows beside them (the default 2 MB cache is churned by log inserts).
+  db.exec('PRAGMA cache_size = -65536');
+  db.exec('PRAGMA mmap_size = 268435456');
 
   const uniqueIndexFields = new Map<string, string[]>();
   guard('schema', () => {
@@ -108,7 +117,16 @@ export function openSqliteStore(options: SqliteOptions): Store {
   }
 
   const collections = new Map<string, Collection>();
+  // Synchronous upserts per collection, so one transaction can span two collections.
+  const upserters = new Map<string, (filter: Filter, update: Update) => void>();
   let closed = false;
+
+  const applyCounter = (counter: CounterChange | undefined): void => {
+    if (!counter) return;
+    if (!upserters.has(counter.collection)) makeCollection(collectionSpec(counter.collection));
+    const upsert = upserters.get(counter.collection) as (filter: Filter, update: Update) => void;
+    upsert(counter.key, { $inc: counter.inc, ...(counter.set ? { $set: counter.set } : {}) });
+  };
 
   function makeCollection(spec: CollectionSpec): Collection {
     const table = `"${spec.name}"`;
@@ -158,6 +176,27 @@ export function openSqliteStore(options: SqliteOptions): Store {
       return stored;
     };
 
+    const updateOneSync = (filter: Filter, update: Update, upsert: boolean): Doc | null => {
+      const current = selectRows(filter, { limit: 1 })[0];
+      if (current) return writeRow(applyUpdate(current, update));
+      if (!upsert) return null;
+      const seed = applyUpdate({ _id: newId() }, { $set: equalityFields(parseFilter(filter)) });
+      return insertRow(applyUpdate(seed, update) as NewDoc<Doc>);
+    };
+    upserters.set(spec.name, (filter, update) => {
+      validateUpdate(update);
+      updateOneSync(filter, update, true);
+    });
+
+    // Reading by id is the hot path of record reads: a primary-key lookup, expiry checked here.
+    const selectById = (id: string): Doc | null => {
+      const row = prepare(`SELECT doc FROM ${table} WHERE id = ?`).get(id);
+      if (!row) return null;
+      const doc = JSON.parse(row.doc as string) as Doc;
+      if (spec.ttl && typeof doc.expiresAt === 'string' && doc.expiresAt <= new Date().toISOString()) return null;
+      return doc;
+    };
+
     const run = <T>(work: () => T): Promise<T> => {
       if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
       try {
@@ -169,9 +208,18 @@ export function openSqliteStore(options: SqliteOptions): Store {
 
     return {
       name: spec.name,
-      insertOne: (doc) => run(() => insertRow(doc)),
+      insertOne: (doc, options) =>
+        run(() => {
+          if (!options?.counter) return insertRow(doc);
+          const counter = options.counter;
+          return inTransaction(spec.name, () => {
+            const stored = insertRow(doc);
+            applyCounter(counter);
+            return stored;
+          });
+        }),
       insertMany: (docs) => run(() => inTransaction(spec.name, () => docs.map(insertRow))),
-      findById: (id) => run(() => selectRows({ _id: id }, { limit: 1 })[0] ?? null),
+      findById: (id) => run(() => (typeof id === 'string' ? selectById(id) : null)),
       findOne: (filter, options) => run(() => selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) })[0] ?? null),
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
       findPage: (filter, options: PageOptions) =>
@@ -183,13 +231,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       updateOne: (filter, update: Update, options) =>
         run(() => {
           validateUpdate(update);
-          return inTransaction(spec.name, () => {
-            const current = selectRows(filter, { limit: 1 })[0];
-            if (current) return writeRow(applyUpdate(current, update));
-            if (!options?.upsert) return null;
-            const seed = applyUpdate({ _id: newId() }, { $set: equalityFields(parseFilter(filter)) });
-            return insertRow(applyUpdate(seed, update) as NewDoc<Doc>);
-          });
+          return inTransaction(spec.name, () => updateOneSync(filter, update, options?.upsert ?? false));
         }),
       updateMany: (filter, update) =>
         run(() => {
@@ -200,12 +242,13 @@ export function openSqliteStore(options: SqliteOptions): Store {
             return rows.length;
           });
         }),
-      deleteOne: (filter) =>
+      deleteOne: (filter, options) =>
         run(() =>
           inTransaction(spec.name, () => {
             const current = selectRows(filter, { limit: 1 })[0];
             if (!current) return null;
             prepare(`DELETE FROM ${table} WHERE id = ?`).run(current._id);
+            applyCounter(options?.counter);
             return current;
           }),
         ),
@@ -228,6 +271,10 @@ export function openSqliteStore(options: SqliteOptions): Store {
       }
       return collection as unknown as Collection<T>;
     },
+    foreignWriteVersion(): number | null {
+      if (closed) return null;
+      return Number(prepare('PRAGMA data_version').get()?.data_version ?? 0);
+    },
     async sweepExpired(): Promise<number> {
       if (closed) return 0;
       const now = new Date().toISOString();
@@ -238,9 +285,21 @@ export function openSqliteStore(options: SqliteOptions): Store {
       }
       return removed;
     },
+    async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      collectionSpec(collection);
+      if (docs.length === 0) return;
+      const rows = docs.map((doc): [string, string] => {
+        const id = doc._id ?? newId();
+        return [id, JSON.stringify({ ...doc, _id: id })];
+      });
+      appender ??= new AppendWriter(file, busyTimeoutMs);
+      await appender.append(collection, rows);
+    },
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await appender?.close();
       statements.clear();
       db.close();
     },

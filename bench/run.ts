@@ -1,0 +1,399 @@
+/**
+ * `npm run bench`: dyn against a bare Koa + node:sqlite service for the same resource, both as
+ * their own processes on loopback, loaded by wrk from a third. Prints a table (and the machine),
+ * and saves the figures under bench/results/. A script that prints figures, not a test.
+ *
+ * Environment: BENCH_SECONDS (10) measured per scenario and server, BENCH_WARMUP_SECONDS (2),
+ * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
+ * of getById, list, post; all by default), BENCH_CPU_PROF=<dir> to profile dyn under
+ * `node --cpu-prof` (dyn is restarted on its seeded data after seeding, so the profile covers the
+ * load only; it is written to <dir> when the run ends), BENCH_KEEP=1 to keep the temp directory
+ * (databases, Lua scripts, id files), BENCH_DYN_ENV='NAME=value …' to start dyn with extra settings
+ * for what-if runs (e.g. REVISION_CHECK_MS=1000; such a run is not the benchmark's standard
+ * configuration, and the output and saved figures say so).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { BENCH_PATH, DYN_SCHEMA, POST_BODY, bareSeedDocs, seedRecords, type BenchRecord } from './records.ts';
+import { INSTALL_HINT, runWrk, running as runningWrk, wrkVersion, writeGetByIdScript, writePostScript, writeStaticScript, type WrkResult } from './wrk.ts';
+
+const BENCH_DIR = import.meta.dirname;
+const ROOT = resolve(BENCH_DIR, '..');
+const ADMIN_PASSWORD = 'bench-admin-password-1';
+
+function intEnv(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const config = {
+  seconds: intEnv('BENCH_SECONDS', 10, 1, 3600),
+  warmupSeconds: intEnv('BENCH_WARMUP_SECONDS', 2, 0, 600),
+  connections: intEnv('BENCH_CONNECTIONS', 32, 1, 10_000),
+  threads: intEnv('BENCH_THREADS', 2, 1, 256),
+  records: intEnv('BENCH_RECORDS', 10_000, 1, 1_000_000),
+  seedConcurrency: 32,
+  sqliteSynchronous: 'FULL' as const,
+  scenarios: scenarioList(),
+  dynExtraEnv: extraDynEnv(),
+};
+
+function extraDynEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (process.env.BENCH_DYN_ENV ?? '').split(/\s+/).filter(Boolean)) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!match) {
+      console.error(`BENCH_DYN_ENV: "${pair}" is not NAME=value`);
+      process.exit(2);
+    }
+    out[match[1]!] = match[2]!;
+  }
+  return out;
+}
+
+function scenarioList(): string[] {
+  const all = ['getById', 'list', 'post'];
+  const raw = process.env.BENCH_SCENARIOS?.trim();
+  if (!raw) return all;
+  const picked = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = picked.filter((s) => !all.includes(s));
+  if (unknown.length > 0 || picked.length === 0) {
+    console.error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use a comma list of ${all.join(', ')})`);
+    process.exit(2);
+  }
+  return picked;
+}
+
+type ServerName = 'dyn' | 'bare';
+interface Scenario {
+  key: 'getById' | 'list' | 'post';
+  label: string;
+  /** dyn req/s over bare req/s must be at least this. */
+  target: number;
+  path: string;
+  script(server: ServerName): string;
+}
+
+// ---------------------------------------------------------------- child processes
+
+const children = new Set<ChildProcess>();
+
+/** Starts a server process and resolves with the port it reports over IPC (`{ port }`). */
+function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(proc);
+  proc.on('exit', () => children.delete(proc));
+  return new Promise((resolvePort, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${name} did not start within 60 s`)), 60_000);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    proc.once('error', fail);
+    proc.once('exit', (code, signal) => fail(new Error(`${name} exited during startup (${signal ?? `exit ${code}`})`)));
+    proc.on('message', (message: { port?: unknown }) => {
+      if (typeof message?.port !== 'number') return;
+      clearTimeout(timer);
+      resolvePort({ proc, port: message.port });
+    });
+  });
+}
+
+/** SIGTERM (servers finish and flush), then SIGKILL after a grace period. */
+async function stopChild(proc: ChildProcess, graceMs = 15_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+let tempDir: string | undefined;
+let shuttingDown = false;
+
+async function shutdown(): Promise<void> {
+  for (const wrk of runningWrk) wrk.kill('SIGTERM');
+  await Promise.all([...children].map((child) => stopChild(child)));
+  if (tempDir && !process.env.BENCH_KEEP) rmSync(tempDir, { recursive: true, force: true });
+  else if (tempDir) console.log(`kept ${tempDir}`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    console.error(`\n${signal}: stopping the servers and wrk`);
+    void shutdown().finally(() => process.exit(130));
+  });
+}
+// Last resort (an exception escaping everything): never leave a server behind.
+process.on('exit', () => {
+  for (const child of [...children, ...runningWrk]) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+// ---------------------------------------------------------------- HTTP helpers (setup only)
+
+async function call(base: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await response.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = text;
+  }
+  return { status: response.status, json };
+}
+
+function expectStatus(what: string, response: { status: number; json: any }, status: number): void {
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${JSON.stringify(response.json).slice(0, 500)}`);
+}
+
+/** POSTs every record with `concurrency` requests in flight; returns the new ids in order. */
+async function seedThroughApi(base: string, records: readonly BenchRecord[], concurrency: number): Promise<string[]> {
+  const ids: string[] = new Array(records.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < records.length) {
+      const index = next++;
+      const response = await call(base, 'POST', BENCH_PATH, records[index]);
+      expectStatus(`seeding record ${index}`, response, 201);
+      ids[index] = response.json.data._id;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return ids;
+}
+
+/** The code measured: commit, and whether src/ had uncommitted changes. */
+function codeVersion(): { commit: string | null; srcDirty: boolean | null } {
+  const git = (...args: string[]): string | null => {
+    const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+    return result.status === 0 ? result.stdout.trim() : null;
+  };
+  const status = git('status', '--porcelain', '--', 'src');
+  return { commit: git('rev-parse', '--short', 'HEAD'), srcDirty: status === null ? null : status !== '' };
+}
+
+// ---------------------------------------------------------------- output
+
+const fmtRps = (n: number): string => Math.round(n).toLocaleString('en-US');
+const fmtMs = (n: number): string => `${n.toFixed(2)} ms`;
+const pct = (n: number): string => `${Math.round(n * 100)}%`;
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  const line = (row: string[]): string => row.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('  ');
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+function errorsOf(result: WrkResult): string | null {
+  const e = result.errors;
+  const parts = Object.entries(e).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
+  return parts.length > 0 ? parts.join(', ') : null;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const wrk = wrkVersion();
+  if (!wrk) {
+    console.error(INSTALL_HINT);
+    process.exit(1);
+  }
+
+  const date = new Date();
+  const cpus = os.cpus();
+  const machine = {
+    cpus: cpus.length,
+    availableParallelism: os.availableParallelism(),
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    wrk,
+  };
+  const code = codeVersion();
+  console.log(`dyn benchmark — ${date.toISOString()} — code ${code.commit ?? 'unknown'}${code.srcDirty ? ' + uncommitted changes in src/' : ''}`);
+  console.log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, Node ${machine.node}, ${machine.platform}`);
+  console.log(`load: ${wrk}, ${config.connections} connections, ${config.threads} threads, ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario and server`);
+  console.log(`data: ${config.records} records, SQLite WAL + synchronous=${config.sqliteSynchronous} on both`);
+  const extra = Object.entries(config.dynExtraEnv).map(([name, value]) => `${name}=${value}`).join(' ');
+  if (extra) console.log(`WHAT-IF RUN, not the standard configuration: dyn started with ${extra}`);
+  console.log('');
+
+  tempDir = mkdtempSync(join(os.tmpdir(), 'dyn-bench-'));
+  const dynDir = join(tempDir, 'dyn');
+  const bareDir = join(tempDir, 'bare');
+  mkdirSync(dynDir);
+  mkdirSync(bareDir);
+  const records = seedRecords(config.records);
+
+  // dyn, as `dynctl serve` would run it; report-port.ts only tells us the port it bound.
+  const dynEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'NODE_ENV', 'REVISION_CHECK_MS', 'BODY_LIMIT', 'CORS_ORIGINS', 'JWT_SECRET', 'JWT_REFRESH_SECRET', 'BCRYPT_ROUNDS']) delete dynEnv[name];
+  Object.assign(dynEnv, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dynDir,
+    PROJECT_DIR: join(dynDir, 'project'),
+    DEFAULT_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    LOG_LEVEL: 'warn',
+    SQLITE_SYNCHRONOUS: config.sqliteSynchronous,
+    ...config.dynExtraEnv,
+  });
+  const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+  const dynArgs = (profile: boolean): string[] => [
+    '--import',
+    pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href,
+    ...(profile && profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    join(ROOT, 'bin', 'dynctl.js'),
+    'serve',
+  ];
+  let dyn = await startServer('dyn', dynArgs(false), dynEnv);
+  let dynUrl = `http://127.0.0.1:${dyn.port}`;
+
+  const login = await call(dynUrl, 'POST', '/api/auth/login', { login: 'admin', password: ADMIN_PASSWORD });
+  expectStatus('dyn login', login, 200);
+  const token = login.json.data.accessToken as string;
+  for (const method of ['GET', 'POST']) {
+    const created = await call(dynUrl, 'POST', '/api/endpoints', { name: `Bench items ${method}`, path: BENCH_PATH, method, accessType: 'public', schema: DYN_SCHEMA }, token);
+    expectStatus(`dyn: define ${method} ${BENCH_PATH}`, created, 201);
+  }
+  let started = performance.now();
+  const dynIds = await seedThroughApi(dynUrl, records, config.seedConcurrency);
+  const dynSeedSeconds = (performance.now() - started) / 1000;
+  console.log(`seeded dyn through POST ${BENCH_PATH}: ${dynIds.length} records in ${dynSeedSeconds.toFixed(1)} s (${config.seedConcurrency} in flight)`);
+  if (profileDir) {
+    await stopChild(dyn.proc);
+    dyn = await startServer('dyn', dynArgs(true), dynEnv);
+    dynUrl = `http://127.0.0.1:${dyn.port}`;
+    console.log(`restarted dyn under --cpu-prof (profile to ${profileDir})`);
+  }
+
+  // The bare service, seeded with the same records in one transaction at startup.
+  const seedFile = join(tempDir, 'bare-seed.json');
+  const bareDocs = bareSeedDocs(records);
+  writeFileSync(seedFile, JSON.stringify(bareDocs));
+  started = performance.now();
+  const bare = await startServer('bare server', [join(BENCH_DIR, 'bare-server.ts')], { ...process.env, DATA_DIR: bareDir, SEED_FILE: seedFile, PORT: '0' });
+  const bareSeedSeconds = (performance.now() - started) / 1000;
+  const bareUrl = `http://127.0.0.1:${bare.port}`;
+  const bareIds = bareDocs.map((doc) => doc._id);
+  console.log(`started and seeded the bare server: ${bareIds.length} records in ${bareSeedSeconds.toFixed(1)} s`);
+
+  // Both answer the same requests the same way before either is loaded.
+  const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl };
+  const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds };
+  for (const server of ['dyn', 'bare'] as const) {
+    const base = urls[server];
+    const list = await call(base, 'GET', `${BENCH_PATH}?limit=20`);
+    expectStatus(`${server}: list`, list, 200);
+    if (list.json.meta?.total !== config.records || list.json.data?.length !== Math.min(20, config.records)) {
+      throw new Error(`${server}: list total ${list.json.meta?.total} / ${list.json.data?.length} items, expected ${config.records} / 20`);
+    }
+    const one = await call(base, 'GET', `${BENCH_PATH}/${ids[server][config.records - 1]}`);
+    expectStatus(`${server}: get by id`, one, 200);
+    if (one.json.data?.title !== records[config.records - 1]!.title) throw new Error(`${server}: get by id returned another record`);
+    expectStatus(`${server}: POST with a wrong type`, await call(base, 'POST', BENCH_PATH, { ...POST_BODY, price: 'cheap' }), 400);
+    expectStatus(`${server}: POST with an unknown field`, await call(base, 'POST', BENCH_PATH, { ...POST_BODY, colour: 'red' }), 400);
+    expectStatus(`${server}: POST without the required field`, await call(base, 'POST', BENCH_PATH, { price: 1 }), 400);
+  }
+  console.log(`checked: both list ${config.records} records (dyn from its per-path counter), read by id, refuse invalid bodies\n`);
+
+  const scriptDir = join(tempDir, 'wrk');
+  mkdirSync(scriptDir);
+  const idFiles: Record<ServerName, string> = { dyn: join(scriptDir, 'dyn-ids.txt'), bare: join(scriptDir, 'bare-ids.txt') };
+  for (const server of ['dyn', 'bare'] as const) writeFileSync(idFiles[server], ids[server].join('\n') + '\n');
+
+  // POST last, so both GET scenarios see exactly the seeded records.
+  const allScenarios: Scenario[] = [
+    { key: 'getById', label: 'GET by id', target: 0.75, path: BENCH_PATH, script: (s) => writeGetByIdScript(scriptDir, `${s}-get-by-id`, `${BENCH_PATH}/`, idFiles[s]) },
+    { key: 'list', label: 'GET list (limit 20, total)', target: 1.0, path: `${BENCH_PATH}?limit=20`, script: (s) => writeStaticScript(scriptDir, `${s}-list`) },
+    { key: 'post', label: 'POST with validation', target: 0.7, path: BENCH_PATH, script: (s) => writePostScript(scriptDir, `${s}-post`, POST_BODY) },
+  ];
+  const scenarios = allScenarios.filter((s) => config.scenarios.includes(s.key));
+
+  const results: { scenario: Scenario; dyn: WrkResult; bare: WrkResult; ratio: number; met: boolean }[] = [];
+  for (const scenario of scenarios) {
+    const measured = {} as Record<ServerName, WrkResult>;
+    for (const server of ['dyn', 'bare'] as const) {
+      const options = { url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads };
+      process.stdout.write(`${scenario.label} — ${server}: `);
+      if (config.warmupSeconds > 0) await runWrk({ ...options, seconds: config.warmupSeconds });
+      const result = await runWrk({ ...options, seconds: config.seconds });
+      measured[server] = result;
+      console.log(`${fmtRps(result.requestsPerSecond)} req/s, p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
+      await sleep(1000); // let buffered audit entries and call counts flush before the next run
+    }
+    const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
+    results.push({ scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target });
+  }
+
+  const rows = [
+    ['Scenario', 'dyn req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'dyn/bare', 'target', 'status'],
+    ...results.map((r) => [
+      r.scenario.label,
+      fmtRps(r.dyn.requestsPerSecond),
+      fmtMs(r.dyn.latency.p50),
+      fmtMs(r.dyn.latency.p99),
+      fmtRps(r.bare.requestsPerSecond),
+      fmtMs(r.bare.latency.p50),
+      fmtMs(r.bare.latency.p99),
+      pct(r.ratio),
+      `≥ ${pct(r.scenario.target)}`,
+      r.met ? 'met' : 'NOT MET',
+    ]),
+  ];
+  console.log(`\n${table(rows)}\n`);
+  for (const r of results) {
+    for (const server of ['dyn', 'bare'] as const) {
+      const errors = errorsOf(r[server]);
+      if (errors) console.log(`warning: ${r.scenario.label} on ${server} had errors (${errors}); its figures are suspect`);
+    }
+  }
+
+  const resultsDir = join(BENCH_DIR, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  // ISO 8601 basic format: no colons, so the name is valid on every file system.
+  const file = join(resultsDir, `${date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '')}.json`);
+  const saved = {
+    date: date.toISOString(),
+    code,
+    machine,
+    config,
+    seeding: { dynSeconds: dynSeedSeconds, bareSeconds: bareSeedSeconds, dynThrough: `POST ${BENCH_PATH}`, bareThrough: 'one transaction at startup' },
+    scenarios: results.map((r) => ({ key: r.scenario.key, label: r.scenario.label, path: r.scenario.path, target: r.scenario.target, ratio: r.ratio, met: r.met, dyn: r.dyn, bare: r.bare })),
+  };
+  writeFileSync(file, JSON.stringify(saved, null, 2) + '\n');
+  console.log(`saved ${file.slice(ROOT.length + 1)}`);
+  if (profileDir) console.log(`dyn's CPU profile goes to ${profileDir} when it stops`);
+}
+
+try {
+  await main();
+} catch (error) {
+  if (!shuttingDown) {
+    console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+} finally {
+  if (!shuttingDown) {
+    shuttingDown = true;
+    await shutdown();
+  }
+}
