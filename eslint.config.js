@@ -22,7 +22,7 @@ const layerRules = layers.slice(0, -1).map((layer, index) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'bench/results/', '.scratch*'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'bench/results/', '.scratch*', 'project/**', 'test/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,6 +9,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   projectDir: string;
+  /** Whether this instance reads and writes PROJECT_DIR (one writer per directory). */
+  projectWatch: boolean;
   defaultAdminPassword: string | undefined;
   jwtSecret: string | undefined;
   jwtRefreshSecret: string | undefined;
@@ -81,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl,
     projectDir: resolve(env.PROJECT_DIR?.trim() || './project'),
+    projectWatch: oneOf(env, 'PROJECT_WATCH', ['on', 'off'] as const, 'on', (s) => ({ true: 'on', '1': 'on', false: 'off', '0': 'off' })[s.toLowerCase()] ?? s.toLowerCase()) === 'on',
     defaultAdminPassword: secret(env, 'DEFAULT_ADMIN_PASSWORD', 8),
     jwtSecret: secret(env, 'JWT_SECRET', 32),
     jwtRefreshSecret: secret(env, 'JWT_REFRESH_SECRET', 32),

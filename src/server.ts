@@ -29,6 +29,8 @@ import { CallCounter } from './runtime/call-counter.ts';
 import { Engine } from './runtime/engine.ts';
 import { HandlerCache } from './runtime/handler-cache.ts';
 import { RouteCache } from './runtime/route-cache.ts';
+import { ProjectStatus } from './project/status.ts';
+import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
@@ -72,19 +74,27 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
   const records = new RecordsService(store);
   const endpoints = new EndpointsService({ store, revisions, events, records });
-  const endpointGroups = new EndpointGroupsService(store, revisions);
+  const endpointGroups = new EndpointGroupsService(store, revisions, events);
   const handlers = new HandlerCache();
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
   const routes = new RouteCache({ store, revisions, logger });
   const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, logger });
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
-    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine,
+    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, projectStatus: new ProjectStatus(config.projectDir),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
+  // Files win at startup; an empty project directory is filled from the store instead.
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, events, status: services.projectStatus }) : null;
+  try {
+    await projectSync?.start();
+  } catch (error) {
+    await projectSync?.close();
+    throw error;
+  }
 
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
@@ -111,6 +121,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     close() {
       closing ??= (async () => {
         housekeeping.stop();
+        await projectSync?.close();
         // Stop accepting, let requests in flight finish, then flush buffered writes and close.
         // Keep-alive connections that go idle meanwhile are closed as they do, and whatever
         // is still open after SHUTDOWN_GRACE_MS is cut.

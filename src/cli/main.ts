@@ -1,70 +1,73 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
-import { createLogger } from '../lib/logger.ts';
-import { StartupError } from '../services/bootstrap.ts';
-import { startServer, type RunningServer } from '../server.ts';
+import { COMMANDS } from './commands/index.ts';
+import { CliContext } from './context.ts';
+import { CliError, EXIT, exitCodeOf, messageOf } from './errors.ts';
 
-/** dynctl: `serve` now; login, validate, diff, apply and the rest come with the GitOps issue. */
-export async function main(argv: string[]): Promise<void> {
+const HELP_FOOTER = `
+Configuration:
+  login stores {server, accessToken, refreshToken} in $XDG_CONFIG_HOME/dynctl/config.json
+  (~/.config/dynctl/config.json), mode 0600. Environment overrides:
+    DYNCTL_CONFIG   path of the config file
+    DYNCTL_SERVER   server URL
+    DYNCTL_API_KEY  an API key (sent as X-API-Key; wins over the others)
+    DYNCTL_TOKEN    a bearer access token (wins over the stored session)
+    NO_COLOR        no colours
+
+Exit codes:
+  0 success   1 validation failure or other refusal   2 usage   3 authentication   4 server or network
+
+Run "dynctl <command> --help" for a command's options.`;
+
+// src/cli/main.ts and dist/cli/main.js are both two levels below package.json (read, not
+// imported: the build's rootDir is src).
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Builds the program: global options, then every command module in the registry. */
+export function buildProgram(context: CliContext): Command {
   const program = new Command();
-  program.name('dynctl').description('dyn: define REST endpoints at runtime and manage them as code').version('0.1.0');
-  program.exitOverride();
-
   program
-    .command('serve')
-    .description('start the dyn server (configured by environment variables; see README)')
-    .action(async () => {
-      await serve();
-    });
+    .name('dynctl')
+    .description('dyn: define REST endpoints at runtime and manage them as code')
+    .version(VERSION, '-V, --version', 'print the version')
+    .option('--json', 'machine-readable output on stdout (errors as {"error": "..."})')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError(true)
+    .showHelpAfterError('(add --help for usage)')
+    // Set before the commands are added: subcommands inherit exitOverride and the output.
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`${context.out.paint('red', 'dynctl: error:', true)} ${text.replace(/^error: /, '')}`) })
+    .addHelpText('after', HELP_FOOTER)
+    .hook('preAction', (_command, action) => context.setJson(Boolean(action.optsWithGlobals().json)));
+  for (const module of COMMANDS) module.register(program, context);
+  return program;
+}
 
+/** Runs dynctl: the exit code is set on the process (0, 1, 2, 3 or 4 — see errors.ts). */
+export async function main(argv: string[]): Promise<void> {
+  const context = new CliContext(process.env);
+  const program = buildProgram(context);
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-    throw error;
+    if (error instanceof CommanderError) {
+      // Help and --version end in a CommanderError with exit code 0; anything else is usage.
+      // Commander has printed its message already.
+      if (error.exitCode === 0) return;
+      if (wantsJson(argv)) process.stdout.write(`${JSON.stringify({ error: error.message.replace(/^error: /, '') })}\n`);
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    if (!context.out.json && wantsJson(argv)) context.setJson(true);
+    context.out.error(messageOf(error), { resultPrinted: error instanceof CliError && error.resultPrinted });
+    process.exitCode = exitCodeOf(error);
   }
 }
 
-async function serve(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`dyn: invalid configuration: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  const logger = createLogger(config.logLevel);
-  let server: RunningServer | undefined;
-  let stopping = false;
-  const close = (running: RunningServer): void => {
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error('shutdown failed', { error });
-        process.exit(1);
-      },
-    );
-  };
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info(`${signal} received: finishing requests in flight, then closing`);
-    if (server) close(server);
-  };
-  // Installed before the ready line is printed: a signal sent as soon as it appears must not
-  // meet the default disposition (killed by the signal instead of a clean exit 0).
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  try {
-    server = await startServer(config, logger);
-  } catch (error) {
-    const message = error instanceof StartupError ? error.message : `could not start: ${(error as Error).message}`;
-    // Like configuration errors: one line on stderr, whatever LOG_LEVEL says.
-    process.stderr.write(`dyn: ${message}\n`);
-    process.exit(1);
-  }
-  if (stopping) close(server);
+/** --json before commander has parsed it (a usage error stops parsing first). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }

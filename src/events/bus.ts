@@ -15,11 +15,14 @@ export interface EventMap {
   'apikey.created': { id: string; name: string };
   'apikey.revoked': { id: string; name: string };
   'endpoint.created': { id: string; path: string; method: string };
-  'endpoint.updated': { id: string; path: string; method: string };
+  'endpoint.updated': { id: string; path: string; method: string; previousPath: string; previousMethod: string };
   'endpoint.deleted': { id: string; path: string; method: string };
   'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number };
   'api.error': { endpointId: string | null; path: string; method: string; statusCode: number; error: string };
   'records.moved': { endpointId: string; from: string; to: string; count: number };
+  'endpointgroup.created': { id: string; name: string };
+  'endpointgroup.updated': { id: string; name: string; previousName: string };
+  'endpointgroup.deleted': { id: string; name: string };
 }
 
 export type EventName = keyof EventMap;

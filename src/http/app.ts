@@ -19,6 +19,7 @@ import { createRouter } from './routes/router.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
+import { projectRoutes } from './routes/project.ts';
 import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
 import type { DynState } from './state.ts';
 
@@ -48,6 +49,7 @@ export function createApp(services: Services): Koa<DynState> {
   settingsRoutes(api, services);
   dashboardRoutes(api, services);
   endpointRoutes(api, services);
+  projectRoutes(api, services);
   // Only paths under a management root go through the router's matching; the rest (dynamic
   // endpoints) skip it, which keeps their per-request cost down.
   const management = api.routes();

@@ -16,6 +16,7 @@ import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
 import type { EndpointsService } from '../services/endpoints.ts';
 import type { RecordsService } from '../services/records.ts';
 import type { Engine } from '../runtime/engine.ts';
+import type { ProjectStatus } from '../project/status.ts';
 
 /** Everything the HTTP layer may call. Built once by the composition root (server.ts). */
 export interface Services {
@@ -37,4 +38,5 @@ export interface Services {
   endpointGroups: EndpointGroupsService;
   records: RecordsService;
   engine: Engine;
+  projectStatus: ProjectStatus;
 }

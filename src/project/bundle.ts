@@ -2,15 +2,19 @@
  * The portable form of a project: what the files in PROJECT_DIR hold, what export produces and
  * import/plan/apply take. Identity is a natural key, never a database id:
  *
- * | kind     | key                 | file                          |
- * |----------|---------------------|-------------------------------|
- * | group    | name                | groups/<slug of name>.yaml    |
- * | endpoint | `METHOD path`       | endpoints/<slug>.yaml         |
+ * | kind     | key                                   | new file (kinds.ts)                    | JSON Schema                        |
+ * |----------|---------------------------------------|----------------------------------------|------------------------------------|
+ * | group    | name, case-insensitive (`groupKey`)   | groups/<slug of name>.yaml             | schemas/endpoint-group.schema.json |
+ * | endpoint | `METHOD path`, path normalized        | endpoints/<slug of path>-<method>.yaml | schemas/endpoint.schema.json       |
+ *
+ * A file's name only matters when it is created: definitions are found by key, whatever file
+ * holds them (any `*.yaml`/`*.yml` in the kind's directory, one definition per file).
+ * The JSON Schemas define the fields; their `properties` order is the key order of written files.
  *
  * References are portable too: an endpoint's `group` is an endpoint group's name,
  * `allowedGroups` are user group names, and a reference field's `ref` is a collection path.
  * String values may be `${env:NAME}` or `${file:/path}` placeholders, resolved at apply time and
- * kept as written on write-back and export.
+ * kept as written on write-back and export (placeholders.ts).
  */
 import type { NetworkAccess } from '../model/network-access.ts';
 
@@ -27,7 +31,10 @@ export interface HandlerSpec {
   enabled: boolean;
   /** Inline code… */
   code?: string;
-  /** …or a `.js` file beside the YAML (relative to it), read by the loader into `code`. */
+  /**
+   * …or a `.js` file (relative to the YAML, inside the project dir). Files only: the loader reads
+   * it into `code` and drops `file` (remembering it for write-back), so loaded bundles carry code.
+   */
   file?: string;
 }
 

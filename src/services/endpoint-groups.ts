@@ -4,6 +4,7 @@ import { DEFAULT_NETWORK_ACCESS, NETWORK_ACCESS_SCHEMA, type EndpointDoc, type E
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
+import type { EventBus } from '../events/bus.ts';
 import type { Revisions } from './revisions.ts';
 
 /**
@@ -43,10 +44,12 @@ export function mergeNetworkAccess(current: NetworkAccess, patch: Partial<Networ
 export class EndpointGroupsService {
   private readonly store: Store;
   private readonly revisions: Revisions;
+  private readonly events: EventBus | undefined;
 
-  constructor(store: Store, revisions: Revisions) {
+  constructor(store: Store, revisions: Revisions, events?: EventBus) {
     this.store = store;
     this.revisions = revisions;
+    this.events = events;
   }
 
   private get groups() {
@@ -90,6 +93,7 @@ export class EndpointGroupsService {
         updatedAt: now,
       });
       await this.revisions.bump('endpoints');
+      this.events?.emit('endpointgroup.created', { id: group._id, name: group.name });
       return group;
     } catch (error) {
       throw duplicate(error);
@@ -111,6 +115,7 @@ export class EndpointGroupsService {
       const updated = await this.groups.updateOne({ _id: group._id }, { $set: set });
       if (!updated) throw notFound('Endpoint group not found');
       await this.revisions.bump('endpoints');
+      this.events?.emit('endpointgroup.updated', { id: updated._id, name: updated.name, previousName: group.name });
       return updated;
     } catch (error) {
       throw duplicate(error);
@@ -123,6 +128,7 @@ export class EndpointGroupsService {
     if (users > 0) throw conflict(`Endpoint group "${group.name}" is used by ${users} endpoint${users === 1 ? '' : 's'}; move them to another group first`);
     await this.groups.deleteOne({ _id: group._id });
     await this.revisions.bump('endpoints');
+    this.events?.emit('endpointgroup.deleted', { id: group._id, name: group.name });
     return group;
   }
 }

@@ -81,7 +81,8 @@ export function publicEndpoint(doc: EndpointDoc): Record<string, unknown> {
   return { ...rest, createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
 }
 
-function slugify(name: string): string {
+/** The slug derived from a name when none is given. */
+export function slugify(name: string): string {
   return (
     name
       .toLowerCase()
@@ -183,7 +184,7 @@ export class EndpointsService {
     if (!updated) throw notFound('Endpoint not found');
     if (updated.path !== current.path) await this.moveRecords(current, updated);
     await this.revisions.bump('endpoints');
-    this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method });
+    this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method });
     return updated;
   }
 

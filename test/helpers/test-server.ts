@@ -47,6 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, dataDir?
     BCRYPT_ROUNDS: '4',
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
+    PROJECT_WATCH: 'off',
     ...env,
   });
   const server = await startServer(config, createLogger(config.logLevel));

@@ -355,10 +355,11 @@ describe('concurrency and lifecycle', () => {
   });
 
   it('queues a burst larger than the heap can hold at once instead of running out of memory', async () => {
-    // 300 live contexts would need ~50 MB; the isolate has 16.
+    // 300 live contexts would need ~50 MB; the isolate has 32. (Generous time limit: the whole
+    // suite runs in parallel on two cores.)
     const handler = compile(`async function handler(req, db) { await db.findOne({}); return { status: 200, data: req.params.id }; }`, {
-      memoryMb: 16,
-      timeoutMs: 5_000,
+      memoryMb: 32,
+      timeoutMs: 20_000,
     });
     const results = await Promise.all(Array.from({ length: 300 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, new FakeDb())));
     expect(results.map((result) => result.data)).toEqual(Array.from({ length: 300 }, (_, i) => String(i)));

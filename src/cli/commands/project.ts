@@ -1,0 +1,506 @@
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { Option, type Command } from 'commander';
+import type { DynClient, ProjectBundle, ProjectChange, ProjectSummary } from '../client.ts';
+import type { CliContext, CommandModule } from '../context.ts';
+import { ApiError, CliError, EXIT, messageOf, usageError } from '../errors.ts';
+import type { Output, Style } from '../output.ts';
+import { ask } from '../prompt.ts';
+import type { Problem } from '../../project/problem.ts';
+
+/**
+ * The project commands: the project directory (GitOps, see README) against a server.
+ *
+ * | command    | does                                                    | exit 1 when                         |
+ * |------------|---------------------------------------------------------|-------------------------------------|
+ * | `validate` | loads the directory offline, lists every problem        | any problem                         |
+ * | `diff`     | POST /api/project/plan?prune=true: what apply would do  | anything would change               |
+ * | `apply`    | POST /api/project/apply (asks before deleting)          | problems, a refusal, a failed apply |
+ * | `export`   | GET /api/project/export to stdout, a file or a directory| —                                   |
+ * | `import`   | a bundle file or a directory to POST /api/project/import| problems, a refusal                 |
+ *
+ * The src/project modules are imported when a command runs: they load the handler compiler
+ * (isolated-vm), which the other commands should not pay for at start-up.
+ */
+export const projectCommands: CommandModule = {
+  register(program, context) {
+    registerValidate(program, context);
+    registerDiff(program, context);
+    registerApply(program, context);
+    registerExport(program, context);
+    registerImport(program, context);
+  },
+};
+
+const DIR_ARGUMENT = 'the project directory (default: $PROJECT_DIR, else ./project)';
+
+function projectDir(context: CliContext, dir: string | undefined): string {
+  return dir ?? (context.env.PROJECT_DIR?.trim() || './project');
+}
+
+// ---- validate -------------------------------------------------------------------------------
+
+function registerValidate(program: Command, context: CliContext): void {
+  program
+    .command('validate')
+    .description('check a project directory offline (no server): YAML, schemas, references, handler syntax')
+    .argument('[dir]', DIR_ARGUMENT)
+    .addHelpText('after', '\nPrints every problem as file:line: path message and exits 1 if there is any.')
+    .action(async (dirArgument: string | undefined) => {
+      const dir = projectDir(context, dirArgument);
+      const { loadProject, formatProblem } = await import('../../project/files.ts');
+      const { bundle, problems } = loadProject(dir);
+      const definitions = bundle.groups.length + bundle.endpoints.length;
+      const out = context.out;
+      out.result({ valid: problems.length === 0, dir, definitions, problems }, () => {
+        if (problems.length === 0) {
+          out.success(`${definitions} definitions valid (${plural(bundle.groups.length, 'group')}, ${plural(bundle.endpoints.length, 'endpoint')}) in ${dir}`);
+        } else {
+          for (const problem of problems) out.line(formatProblem(problem));
+        }
+      });
+      if (problems.length > 0) throw new CliError(`${plural(problems.length, 'problem')} in ${dir}`, EXIT.failure, { resultPrinted: true });
+    });
+}
+
+// ---- diff -----------------------------------------------------------------------------------
+
+function registerDiff(program: Command, context: CliContext): void {
+  program
+    .command('diff')
+    .description('show what apply would change on the server (deletions: what apply --prune removes)')
+    .argument('[dir]', DIR_ARGUMENT)
+    .addHelpText('after', '\nExits 0 when the server matches the directory, 1 when something would change (like kubectl diff).\n  + create   ~ update (with the fields)   - delete (only with apply --prune)')
+    .action(async (dirArgument: string | undefined) => {
+      const dir = projectDir(context, dirArgument);
+      const bundle = await loadOrFail(context, dir);
+      const client = await context.client();
+      const plan = await refusals(context, () => client.planProject(bundle, { prune: true }));
+      const out = context.out;
+      out.result(plan, () => {
+        if (plan.changes.length === 0) {
+          out.line(`No differences: the server matches ${dir}.`);
+          return;
+        }
+        printChanges(out, plan.changes);
+        out.line();
+        out.line(`Plan: ${counts(plan.summary, 'to create', 'to update', 'to delete')}.`);
+        const gone = plan.summary.delete;
+        if (gone > 0) out.note(`(${plural(gone, 'definition')} on the server ${gone === 1 ? 'is' : 'are'} not in ${dir}: only apply --prune deletes ${gone === 1 ? 'it' : 'them'})`);
+      });
+      // Differences found is not an error: no message, only the exit code.
+      if (plan.changes.length > 0) process.exitCode = EXIT.failure;
+    });
+}
+
+// ---- apply ----------------------------------------------------------------------------------
+
+interface ApplyOptions {
+  dryRun?: boolean;
+  prune?: boolean;
+  yes?: boolean;
+}
+
+function registerApply(program: Command, context: CliContext): void {
+  program
+    .command('apply')
+    .description('make the server match a project directory (creates and updates; deletes with --prune)')
+    .argument('[dir]', DIR_ARGUMENT)
+    .option('--dry-run', 'show what would change; change nothing')
+    .option('--prune', 'also delete definitions that are not in the directory')
+    .option('-y, --yes', 'do not ask before deleting (needed for --prune without a terminal)')
+    .addHelpText('after', '\nExamples:\n  dynctl apply ./project\n  dynctl apply --prune --yes   # in CI: the directory is the whole truth')
+    .action(async (dirArgument: string | undefined, options: ApplyOptions) => {
+      const dir = projectDir(context, dirArgument);
+      const prune = options.prune ?? false;
+      const dryRun = options.dryRun ?? false;
+      const bundle = await loadOrFail(context, dir);
+      if (prune && bundle.groups.length === 0 && bundle.endpoints.length === 0) {
+        throw new CliError(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`, EXIT.failure);
+      }
+      const client = await context.client();
+      if (prune && !dryRun && !options.yes) await confirmDeletions(context, client, bundle, dir);
+
+      const result = await refusals(context, () => client.applyProject(bundle, { prune, dryRun }));
+      const out = context.out;
+      out.result(result, () => {
+        if (result.changes.length === 0) {
+          out.line(`No changes: the server already matches ${dir}.`);
+          return;
+        }
+        printChanges(out, result.changes);
+        out.line();
+        if (dryRun) out.line(`Dry run: ${counts(result.summary, 'to create', 'to update', 'to delete')}; nothing was changed.`);
+        else out.success(`Applied: ${counts(result.summary, 'created', 'updated', 'deleted')}.`);
+      });
+      if (!prune && !out.json) await noteExtra(context, client, bundle, dir);
+    });
+}
+
+/**
+ * Before an apply with prune deletes anything: ask on a terminal, refuse (exit 2) without one.
+ * The plan is taken now; the apply plans again, so a definition created on the server in
+ * between would be deleted without having been shown.
+ */
+async function confirmDeletions(context: CliContext, client: DynClient, bundle: ProjectBundle, dir: string): Promise<void> {
+  const plan = await refusals(context, () => client.planProject(bundle, { prune: true }));
+  const deletes = plan.changes.filter((change) => change.action === 'delete');
+  if (deletes.length === 0) return;
+  const what = `${plural(deletes.length, 'definition')} not in ${dir}`;
+  if (!process.stdin.isTTY || !process.stderr.isTTY) {
+    throw usageError(`apply --prune would delete ${what} (${deletes.map(changeTitle).join(', ')}); confirm with --yes (there is no terminal to ask on)`);
+  }
+  process.stderr.write(`apply --prune deletes ${what}:\n`);
+  for (const change of deletes) process.stderr.write(`  ${context.out.paint('red', `- ${changeTitle(change)}`, true)}\n`);
+  const answer = await ask(`delete ${plural(deletes.length, 'definition')}? [y/N] `);
+  if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('cancelled: nothing was changed', EXIT.failure);
+}
+
+/** After an apply without prune: say what is on the server but not in the directory. */
+async function noteExtra(context: CliContext, client: DynClient, bundle: ProjectBundle, dir: string): Promise<void> {
+  try {
+    const plan = await client.planProject(bundle, { prune: true });
+    const extra = plan.summary.delete;
+    if (extra > 0) context.out.note(`${plural(extra, 'definition')} on the server ${extra === 1 ? 'is' : 'are'} not in ${dir} and ${extra === 1 ? 'was' : 'were'} kept (apply --prune deletes ${extra === 1 ? 'it' : 'them'}; dynctl diff lists ${extra === 1 ? 'it' : 'them'}).`);
+  } catch {
+    // Only a remark: a refused plan (a group only the store has) is no reason to fail the apply.
+  }
+}
+
+// ---- export ---------------------------------------------------------------------------------
+
+interface ExportOptions {
+  out?: string;
+  data?: boolean;
+  settings?: boolean;
+  format?: 'yaml' | 'json';
+}
+
+type Target = { kind: 'stdout'; format: 'yaml' | 'json' } | { kind: 'file'; path: string; format: 'yaml' | 'json' } | { kind: 'dir'; path: string };
+
+function registerExport(program: Command, context: CliContext): void {
+  program
+    .command('export')
+    .description('export the server\'s definitions (and optionally records and settings): YAML on stdout, a file or a project directory')
+    .option('-o, --out <path>', 'write to a file (.yaml, .yml, .json) or a project directory (a directory, or a path without extension)')
+    .option('--data', 'include the records of every collection (not for a directory)')
+    .option('--settings', 'include the system settings (not for a directory)')
+    .addOption(new Option('--format <format>', 'yaml or json (stdout and files; default: yaml, or the file\'s extension)').choices(['yaml', 'json']))
+    .addHelpText('after', '\nExamples:\n  dynctl export > project.yaml\n  dynctl export --out ./project          # one file per definition\n  dynctl export --data --settings --out backup.json')
+    .action(async (options: ExportOptions) => {
+      const target = exportTarget(options, context.out.json);
+      const client = await context.client();
+      const started = performance.now();
+      const progress = options.data ? progressLine(context, 'receiving') : undefined;
+      const transfer = progress ? { onDownloadProgress: progress.update } : {};
+      const query = { data: options.data ?? false, settings: options.settings ?? false };
+      const out = context.out;
+
+      if (target.kind === 'dir') {
+        const bundle = await withProgress(progress, () => client.exportProject(query, transfer));
+        const ms = Math.round(performance.now() - started);
+        context.out.note(exportedLine(bundle, ms));
+        const { writeProject } = await import('../../project/write.ts');
+        const written = writeProject(target.path, bundle, { handlers: 'file' });
+        out.result({ out: target.path, type: 'directory', ...countsOf(bundle), durationMs: ms, ...written }, () => {
+          for (const file of written.written) out.line(`${out.paint('green', 'wrote  ')} ${join(target.path, file)}`);
+          for (const file of written.removed) out.line(`${out.paint('red', 'removed')} ${join(target.path, file)}`);
+          out.success(`${target.path}: ${written.written.length} written, ${written.unchanged.length} unchanged, ${written.removed.length} removed`);
+        });
+        return;
+      }
+
+      let text: string;
+      let bundle: ProjectBundle;
+      if (target.format === 'yaml') {
+        text = await withProgress(progress, () => client.exportProjectText({ ...query, format: 'yaml' }, transfer));
+        const { parse } = await import('yaml');
+        bundle = (parse(text) ?? {}) as ProjectBundle;
+      } else {
+        bundle = await withProgress(progress, () => client.exportProject(query, transfer));
+        text = `${JSON.stringify(bundle, null, 2)}\n`;
+      }
+      const ms = Math.round(performance.now() - started);
+      context.out.note(exportedLine(bundle, ms));
+      if (target.kind === 'stdout') {
+        if (out.json) out.printJson(bundle);
+        else process.stdout.write(text);
+        return;
+      }
+      writeFileAtomic(target.path, text);
+      const bytes = Buffer.byteLength(text);
+      out.result({ out: target.path, type: 'file', format: target.format, bytes, ...countsOf(bundle), durationMs: ms }, () => out.success(`wrote ${target.path} (${formatBytes(bytes)}, ${target.format})`));
+    });
+}
+
+function exportTarget(options: ExportOptions, json: boolean): Target {
+  if (options.out === undefined) return { kind: 'stdout', format: json ? 'json' : (options.format ?? 'yaml') };
+  const path = options.out;
+  if (!path) throw usageError('--out is empty');
+  const ext = extname(path).toLowerCase();
+  const existing = kindOfPath(path);
+  const isDir = existing === 'dir' || (existing === undefined && (ext === '' || path.endsWith('/')));
+  if (isDir) {
+    const extra = [options.data ? '--data' : '', options.settings ? '--settings' : '', options.format ? '--format' : ''].filter(Boolean);
+    if (extra.length > 0) throw usageError(`${extra.join(' and ')} cannot be written to a project directory (${path}); use --out with a .yaml or .json file`);
+    return { kind: 'dir', path };
+  }
+  const byExtension = ext === '.json' ? 'json' : ext === '.yaml' || ext === '.yml' ? 'yaml' : undefined;
+  if (byExtension && options.format && options.format !== byExtension) throw usageError(`--format ${options.format} does not match the file name ${basename(path)}`);
+  return { kind: 'file', path, format: byExtension ?? options.format ?? 'yaml' };
+}
+
+/** What is at `path` now: a directory, something else, or nothing. */
+function kindOfPath(path: string): 'dir' | 'other' | undefined {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/** A temp file beside the target, then a rename: a reader never sees half an export. */
+function writeFileAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temp, text);
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new CliError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+function countsOf(bundle: ProjectBundle): { groups: number; endpoints: number; records: number | null; settings: boolean } {
+  const records = bundle.data ? Object.values(bundle.data).reduce((sum, rows) => sum + (Array.isArray(rows) ? rows.length : 0), 0) : null;
+  return { groups: bundle.groups?.length ?? 0, endpoints: bundle.endpoints?.length ?? 0, records, settings: bundle.settings !== undefined };
+}
+
+function exportedLine(bundle: ProjectBundle, ms: number): string {
+  const c = countsOf(bundle);
+  const parts = [plural(c.endpoints, 'endpoint'), plural(c.groups, 'group'), ...(c.records !== null ? [plural(c.records, 'record')] : []), ...(c.settings ? ['settings'] : [])];
+  return `exported ${parts.join(', ')} in ${ms} ms`;
+}
+
+// ---- import ---------------------------------------------------------------------------------
+
+/** Uploads from this size on show their progress (on a terminal). */
+const BIG_UPLOAD_BYTES = 256 * 1024;
+
+function registerImport(program: Command, context: CliContext): void {
+  program
+    .command('import')
+    .description('import a bundle file (.yaml, .yml, .json) or a project directory, records and settings included')
+    .argument('<file>', 'a bundle file written by dynctl export, or a project directory')
+    .addOption(new Option('--mode <mode>', 'merge: add and update; replace: also delete what the bundle lacks').choices(['merge', 'replace']).default('merge'))
+    .addHelpText('after', '\nExamples:\n  dynctl import backup.yaml\n  dynctl import backup.json --mode replace   # the server becomes the bundle (records too)')
+    .action(async (file: string, options: { mode: 'merge' | 'replace' }) => {
+      const body = await importBody(context, file);
+      const client = await context.client();
+      const size = 'text' in body ? Buffer.byteLength(body.text) : 0;
+      const progress = size >= BIG_UPLOAD_BYTES ? progressLine(context, 'sending') : undefined;
+      const started = performance.now();
+      const result = await refusals(context, () =>
+        withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: progress.update } : {}) })),
+      );
+      const ms = Math.round(performance.now() - started);
+      const out = context.out;
+      if (size > 0) out.note(`sent ${formatBytes(size)} in ${ms} ms`);
+      out.result(result, () => {
+        printChanges(out, result.changes);
+        if (result.changes.length > 0) out.line();
+        const extra = [result.records !== null ? plural(result.records, 'record') : '', result.settings ? 'settings' : ''].filter(Boolean);
+        const definitions = result.changes.length === 0 ? 'no changes to definitions' : counts(result.summary, 'created', 'updated', 'deleted');
+        out.success(`Imported (${result.mode}): ${definitions}${extra.length ? `; ${extra.join(', ')} written` : ''}.`);
+      });
+    });
+}
+
+/** A directory is loaded (its problems stop the import); a file is sent as it is. */
+async function importBody(context: CliContext, file: string): Promise<ProjectBundle | { text: string; type: 'json' | 'yaml' }> {
+  let directory: boolean;
+  try {
+    directory = statSync(file).isDirectory();
+  } catch (error) {
+    throw usageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (directory) return loadOrFail(context, file);
+  const ext = extname(file).toLowerCase();
+  if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') throw usageError(`${file}: expected a .yaml, .yml or .json bundle file, or a project directory`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw usageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (ext !== '.json') return { text, type: 'yaml' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  // Also accepted: the {success, data} answer of GET /api/project/export?format=json, saved as is.
+  if (isObject(parsed) && parsed.success === true && isObject(parsed.data)) return { text: JSON.stringify(parsed.data), type: 'json' };
+  return { text, type: 'json' };
+}
+
+// ---- shared ---------------------------------------------------------------------------------
+
+/** The directory's bundle; its problems (listed on stderr) stop the command with exit 1. */
+async function loadOrFail(context: CliContext, dir: string): Promise<ProjectBundle> {
+  const { loadProject, formatProblem } = await import('../../project/files.ts');
+  const { bundle, problems } = loadProject(dir);
+  if (problems.length === 0) return bundle;
+  const message = `${plural(problems.length, 'problem')} in ${dir}; nothing was sent to the server (dynctl validate ${dir} lists them)`;
+  if (context.out.json) context.out.printJson({ error: message, problems: problems satisfies Problem[] });
+  else for (const problem of problems) context.out.note(formatProblem(problem));
+  throw new CliError(message, EXIT.failure, { resultPrinted: true });
+}
+
+/**
+ * A refusal with details (the server's 400 listing every problem of a bundle): the details are
+ * listed on stderr (with --json: `{error, details}` on stdout), then the one-line error, exit 1.
+ */
+async function refusals<T>(context: CliContext, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400 || !error.details?.length) throw error;
+    if (context.out.json) {
+      context.out.printJson({ error: messageOf(error), details: error.details });
+      throw new CliError(messageOf(error), EXIT.failure, { resultPrinted: true });
+    }
+    // One detail is already in the error line; several are listed first.
+    const [only] = error.details;
+    if (error.details.length > 1 || (only && !error.message.includes(only.message))) {
+      for (const detail of error.details) context.out.note(`  ${detail.field ? `${detail.field} ` : ''}${detail.message}`);
+    }
+    throw error;
+  }
+}
+
+const SIGNS: Record<ProjectChange['action'], { sign: string; style: Style }> = {
+  create: { sign: '+', style: 'green' },
+  update: { sign: '~', style: 'yellow' },
+  delete: { sign: '-', style: 'red' },
+};
+
+const changeTitle = (change: ProjectChange): string => `${change.kind} ${change.key}`;
+
+/** `+ endpoint GET /api/x`, `~ …` with one `    field: from → to` line per changed value, `- …`. */
+function printChanges(out: Output, changes: readonly ProjectChange[]): void {
+  for (const change of changes) {
+    const { sign, style } = SIGNS[change.action];
+    out.line(out.paint(style, `${sign} ${changeTitle(change)}`));
+    const lines = (change.fields ?? []).flatMap((field) => valueChanges(field.field, field.from, field.to, 0));
+    for (const line of lines.slice(0, MAX_FIELD_LINES)) {
+      const [from, to] = showPair(line.from, line.to);
+      out.line(`    ${out.paint('cyan', `${line.path}:`)} ${out.paint('red', from)} → ${out.paint('green', to)}`);
+    }
+    if (lines.length > MAX_FIELD_LINES) out.line(out.paint('dim', `    … ${lines.length - MAX_FIELD_LINES} more`));
+  }
+}
+
+const MAX_FIELD_LINES = 20;
+const MAX_DEPTH = 6;
+const MAX_VALUE_CHARS = 60;
+
+interface ValueChange {
+  path: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** Objects are compared key by key (`schema.price.maximum: 10 → 20`); anything else as a whole. */
+function valueChanges(path: string, from: unknown, to: unknown, depth: number): ValueChange[] {
+  if (!isObject(from) || !isObject(to) || depth >= MAX_DEPTH) return [{ path, from, to }];
+  const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])];
+  const changes = keys
+    .filter((key) => canonical(from[key]) !== canonical(to[key]))
+    .flatMap((key) => valueChanges(`${path}.${key}`, from[key], to[key], depth + 1));
+  return changes.length > 0 ? changes : [{ path, from, to }];
+}
+
+/** Compact JSON, cut to a line; two long strings are shown around where they first differ. */
+function showPair(from: unknown, to: unknown): [string, string] {
+  if (typeof from === 'string' && typeof to === 'string' && Math.max(JSON.stringify(from).length, JSON.stringify(to).length) > MAX_VALUE_CHARS) {
+    let same = 0;
+    while (same < from.length && same < to.length && from[same] === to[same]) same++;
+    const start = Math.max(0, same - 20);
+    return [excerpt(from, start), excerpt(to, start)];
+  }
+  return [show(from), show(to)];
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return '(unset)';
+  const text = JSON.stringify(value);
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
+}
+
+function excerpt(text: string, start: number): string {
+  const width = MAX_VALUE_CHARS - 10;
+  const inner = JSON.stringify(text.slice(start, start + width)).slice(1, -1);
+  return `"${start > 0 ? '…' : ''}${inner}${start + width < text.length ? '…' : ''}"`;
+}
+
+function canonical(value: unknown): string | undefined {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    isObject(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : inner,
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function counts(summary: ProjectSummary, create: string, update: string, remove: string): string {
+  return `${summary.create} ${create}, ${summary.update} ${update}, ${summary.delete} ${remove}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+interface Progress {
+  update(bytes: number, total: number | undefined): void;
+  done(): void;
+}
+
+/**
+ * A line on stderr, rewritten in place as bytes go by (at most ten times a second); only on a
+ * terminal and without --json. Cleared when the transfer ends.
+ */
+function progressLine(context: CliContext, verb: string): Progress | undefined {
+  if (!process.stderr.isTTY || context.out.json) return undefined;
+  let last = 0;
+  let shown = false;
+  return {
+    update(bytes, total) {
+      const now = performance.now();
+      if (now - last < 100 && bytes !== total) return;
+      last = now;
+      shown = true;
+      process.stderr.write(`\r\x1b[K${context.out.paint('dim', `${verb} ${formatBytes(bytes)}${total ? ` of ${formatBytes(total)}` : ''}…`, true)}`);
+    },
+    done() {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+  };
+}
+
+async function withProgress<T>(progress: Progress | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    progress?.done();
+  }
+}

@@ -1,0 +1,61 @@
+import { parse, stringify } from 'yaml';
+import { AppError, badRequest } from '../lib/errors.ts';
+import type { DynContext } from './state.ts';
+
+/**
+ * Bodies of the project routes: a bundle as JSON (parsed by the body middleware) or as YAML text
+ * with `Content-Type: application/yaml` (also `application/x-yaml`, `text/yaml`), read here
+ * from the raw request within the same BODY_LIMIT, with the same key and depth rules as JSON.
+ */
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+const MAX_DEPTH = 32;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isYamlRequest(ctx: DynContext): boolean {
+  return typeof ctx.is(YAML_TYPES) === 'string';
+}
+
+export async function readBundleBody(ctx: DynContext, limitBytes: number): Promise<unknown> {
+  if (!isYamlRequest(ctx)) {
+    if (ctx.is('application/json') === null) throw badRequest('A bundle is required: send it as application/json or application/yaml');
+    if (typeof ctx.is('application/json') !== 'string') throw new AppError(415, 'Unsupported content type; send a bundle as application/json or application/yaml');
+    return (ctx.request as { body?: unknown }).body;
+  }
+  const text = await readText(ctx, limitBytes);
+  let value: unknown;
+  try {
+    value = parse(text, { maxAliasCount: 100 });
+  } catch (error) {
+    throw badRequest(`Malformed YAML body: ${(error as Error).message.split('\n')[0]}`);
+  }
+  inspect(value, 0, '');
+  return value;
+}
+
+/** YAML as export writes it: no line folding (handler code stays readable), no anchors. */
+export function toYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+async function readText(ctx: DynContext, limitBytes: number): Promise<string> {
+  const declared = ctx.request.length;
+  if (declared !== undefined && declared > limitBytes) throw new AppError(413, `Request body is larger than the limit of ${limitBytes} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limitBytes) throw new AppError(413, `Request body is larger than the limit of ${limitBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function inspect(value: unknown, depth: number, path: string): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (depth > MAX_DEPTH) throw badRequest(`Request body is nested more than ${MAX_DEPTH} levels deep`);
+  for (const [key, inner] of Object.entries(value)) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
+    inspect(inner, depth + 1, at);
+  }
+}

@@ -1,0 +1,90 @@
+import { badRequest } from '../../lib/errors.ts';
+import { principalUserId } from '../../model/principal.ts';
+import { applyBundle, importBundle, planBundle } from '../../project/apply.ts';
+import type { Bundle } from '../../project/bundle.ts';
+import { checkBundleShape } from '../../project/bundle-shape.ts';
+import { summarize } from '../../project/diff.ts';
+import { exportBundle } from '../../project/export.ts';
+import type { Services } from '../container.ts';
+import { readBundleBody, toYaml } from '../bundle-body.ts';
+import { requireAny } from '../middleware/require-permission.ts';
+import { readQuery } from '../query.ts';
+import { ok } from '../respond.ts';
+import { requestInfo, type DynContext } from '../state.ts';
+import type { ApiRouter } from './router.ts';
+
+/**
+ * The project as a whole: export the store as a bundle, import one, plan and apply one (the
+ * GitOps directory's format, see src/project/bundle.ts). Everything needs manage_api.
+ */
+export function projectRoutes(router: ApiRouter, services: Services): void {
+  const manage = requireAny('manage_api');
+  const audit = (ctx: DynContext, action: string, message: string) =>
+    services.audit.record({ action, message, source: 'project', userId: principalUserId(ctx.state.principal), statusCode: 200, ...requestInfo(ctx) });
+  const bundleOf = async (ctx: DynContext): Promise<Bundle> => checkBundleShape(await readBundleBody(ctx, services.config.bodyLimitBytes));
+
+  router.get('/project/export', manage, async (ctx) => {
+    const query = readQuery(ctx, ['data', 'settings', 'format']);
+    const format = choice(query, 'format', ['yaml', 'json'], 'yaml');
+    const bundle = await exportBundle(services, { data: flag(query, 'data'), settings: flag(query, 'settings') });
+    if (format === 'json') return ok(ctx, bundle);
+    ctx.type = 'application/yaml';
+    ctx.body = toYaml(bundle);
+  });
+
+  router.post('/project/plan', manage, async (ctx) => {
+    const query = readQuery(ctx, ['prune']);
+    const bundle = definitionsOnly(await bundleOf(ctx));
+    const { changes } = await planBundle(services, bundle, { prune: flag(query, 'prune') });
+    ok(ctx, { changes, summary: summarize(changes) });
+  });
+
+  router.post('/project/apply', manage, async (ctx) => {
+    const query = readQuery(ctx, ['prune', 'dryRun']);
+    const bundle = definitionsOnly(await bundleOf(ctx));
+    const result = await applyBundle(services, bundle, { prune: flag(query, 'prune'), dryRun: flag(query, 'dryRun') });
+    if (result.applied) await audit(ctx, 'project_applied', `Project applied${flag(query, 'prune') ? ' with prune' : ''}: ${counts(result.summary)}`);
+    ok(ctx, result);
+  });
+
+  router.post('/project/import', manage, async (ctx) => {
+    const query = readQuery(ctx, ['mode']);
+    const mode = choice(query, 'mode', ['merge', 'replace'], 'merge');
+    const result = await importBundle(await bundleOf(ctx), { mode }, services);
+    const extra = [result.records !== null ? `${result.records} records` : '', result.settings ? 'settings' : ''].filter(Boolean);
+    await audit(ctx, 'project_imported', `Project imported (${mode}): ${counts(result.summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`);
+    ok(ctx, result);
+  });
+
+  router.get('/project/status', manage, async (ctx) => {
+    readQuery(ctx, []);
+    ok(ctx, services.projectStatus.view());
+  });
+}
+
+function flag(query: Record<string, string>, name: string): boolean {
+  const value = query[name];
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw badRequest(`Query parameter "${name}" must be true or false`, [{ field: name, message: 'must be true or false' }]);
+}
+
+function choice<T extends string>(query: Record<string, string>, name: string, allowed: readonly T[], fallback: T): T {
+  const value = query[name];
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw badRequest(`Query parameter "${name}" must be one of: ${allowed.join(', ')}`, [{ field: name, message: `must be one of: ${allowed.join(', ')}` }]);
+}
+
+/** Plan and apply manage definitions; records and settings go through import. */
+function definitionsOnly(bundle: Bundle): Bundle {
+  const extra = (['data', 'settings'] as const).filter((field) => bundle[field] !== undefined);
+  if (extra.length > 0) {
+    throw badRequest(`Invalid bundle: ${extra.join(' and ')} can only be imported (POST /api/project/import)`, extra.map((field) => ({ field, message: 'is only accepted by import' })));
+  }
+  return bundle;
+}
+
+function counts(summary: { create: number; update: number; delete: number }): string {
+  return `${summary.create} created, ${summary.update} updated, ${summary.delete} deleted`;
+}

@@ -1,0 +1,301 @@
+import { AppError, badRequest } from '../lib/errors.ts';
+import { DEFAULT_SETTINGS } from '../services/settings.ts';
+import { endpointKey, groupKey, type Bundle, type GroupSpec } from './bundle.ts';
+import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
+import { checkData, writeData, type RecordRow } from './data.ts';
+import { diffBundles, itemsOf, summarize, type Change, type ChangeAction, type ChangeKind } from './diff.ts';
+import { exportBundle, type ExportOptions } from './export.ts';
+import { kindOf, KINDS } from './kinds.ts';
+import { normalizeEndpoint, type NormalEndpoint, type NormalGroup } from './normalize.ts';
+import { resolvePlaceholders } from './placeholders.ts';
+import type { Problem } from './problem.ts';
+import { validateBundle } from './validate-bundle.ts';
+import { allUserGroups, type ProjectServices } from './services.ts';
+
+/**
+ * The only writer of desired state. Plan, dry-run and apply share one path: validate the bundle
+ * → resolve placeholders → check names against the store → diff against an export of the store
+ * → apply each change through the services (so every rule of the API applies) in the diff's
+ * order. Only the last step differs between a plan and an apply.
+ *
+ * Atomicity: the store has no transaction across collections, so every write is wrapped in
+ * `withRestore`: it exports what the write may change (definitions, plus records and settings
+ * when the bundle carries them) before starting and, if any step fails, applies that snapshot
+ * back with prune through the same engine, then rethrows the failure. Restored definitions keep
+ * their content but an endpoint deleted and recreated this way gets a new id (and callCount 0);
+ * restored records keep their ids.
+ */
+export interface ChangeResult extends Change {
+  status: 'planned' | 'applied';
+  /** Id of the created, updated or deleted item (not for planned changes). */
+  id?: string;
+}
+
+export interface Plan {
+  changes: Change[];
+  desired: Bundle;
+}
+
+/** Store ids of names, filled as groups are created. Keys are lower-cased names. */
+interface Refs {
+  endpointGroups: Map<string, string>;
+  userGroups: Map<string, string>;
+}
+
+interface Writer<N> {
+  /** Ids of the items a bundle may manage, by natural key (system endpoints are not among them). */
+  ids(services: ProjectServices): Promise<Map<string, string>>;
+  create(services: ProjectServices, item: N, refs: Refs): Promise<string>;
+  update(services: ProjectServices, id: string, item: N, refs: Refs): Promise<void>;
+  delete(services: ProjectServices, id: string): Promise<void>;
+}
+
+const groupWriter: Writer<NormalGroup> = {
+  ids: async (services) => new Map((await services.endpointGroups.all()).map((g) => [groupKey(g), g._id])),
+  create: async (services, item, refs) => {
+    const created = await services.endpointGroups.create(item);
+    refs.endpointGroups.set(groupKey(created), created._id);
+    return created._id;
+  },
+  update: async (services, id, item) => void (await services.endpointGroups.update(id, item)),
+  delete: async (services, id) => void (await services.endpointGroups.delete(id)),
+};
+
+const endpointWriter: Writer<NormalEndpoint> = {
+  ids: async (services) => new Map((await services.endpoints.all()).filter((e) => !e.isSystem).map((e) => [endpointKey(e), e._id])),
+  create: async (services, item, refs) => (await services.endpoints.create(endpointInput(item, refs)))._id,
+  update: async (services, id, item, refs) => void (await services.endpoints.update(id, endpointInput(item, refs))),
+  delete: async (services, id) => void (await services.endpoints.delete(id)),
+};
+
+/** One writer per kind of the diff's table; the record type makes a missing one a type error. */
+const WRITERS: { [K in ChangeKind]: Writer<never> } = { group: groupWriter as Writer<never>, endpoint: endpointWriter as Writer<never> };
+
+function endpointInput(item: NormalEndpoint, refs: Refs): Record<string, unknown> {
+  const { allowedGroups, group, ...fields } = item;
+  const id = (map: Map<string, string>, name: string, what: string): string => {
+    const found = map.get(name.toLowerCase());
+    if (!found) throw badRequest(`Unknown ${what} "${name}"`);
+    return found;
+  };
+  return {
+    ...fields,
+    allowedGroupIds: allowedGroups.map((name) => id(refs.userGroups, name, 'user group')),
+    groupId: group === null ? null : id(refs.endpointGroups, group, 'endpoint group'),
+  };
+}
+
+async function loadRefs(services: ProjectServices): Promise<Refs> {
+  return {
+    endpointGroups: new Map((await services.endpointGroups.all()).map((g) => [groupKey(g), g._id])),
+    userGroups: new Map((await allUserGroups(services.groups)).map((g) => [g.name.toLowerCase(), g._id])),
+  };
+}
+
+/** Applies changes in the order given (diffBundles' order). With dryRun, writes nothing. */
+export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean }): Promise<ChangeResult[]> {
+  if (options.dryRun) return changes.map((change) => ({ ...change, status: 'planned' }));
+  const refs = await loadRefs(services);
+  const items = new Map(KINDS.map((kind) => [kind.kind, itemsOf(desired, kind)]));
+  const ids = new Map<ChangeKind, Map<string, string>>();
+  const results: ChangeResult[] = [];
+  for (const change of changes) {
+    const writer = WRITERS[change.kind] as Writer<object>;
+    if (!ids.has(change.kind)) ids.set(change.kind, await writer.ids(services));
+    const id = ids.get(change.kind)?.get(change.key);
+    const item = items.get(change.kind)?.get(change.key);
+    try {
+      results.push({ ...change, status: 'applied', id: await write(services, writer, change.action, id, item, refs) });
+    } catch (error) {
+      throw withContext(error, `${change.kind} ${change.key}`, `${kindOf(change.kind).bundleKey}[${change.key}]`);
+    }
+  }
+  return results;
+}
+
+async function write(services: ProjectServices, writer: Writer<object>, action: ChangeAction, id: string | undefined, item: object | undefined, refs: Refs): Promise<string> {
+  if (action === 'create') {
+    if (!item) throw new Error('create without a desired item');
+    return writer.create(services, item, refs);
+  }
+  if (!id) throw badRequest('it is not in the store (it changed since the plan was made)');
+  if (action === 'update') {
+    if (!item) throw new Error('update without a desired item');
+    await writer.update(services, id, item, refs);
+  } else {
+    await writer.delete(services, id);
+  }
+  return id;
+}
+
+/** `endpoint POST /api/x: Invalid path: …`, details at `endpoints[POST /api/x].path`; client errors keep their status. */
+function withContext(error: unknown, context: string, at: string): unknown {
+  if (!(error instanceof AppError) || error.status >= 500) return error;
+  return new AppError(error.status, `${context}: ${error.message}`, {
+    ...(error.details ? { details: error.details.map((d) => ({ field: `${at}.${d.field}`, message: d.message })) } : {}),
+  });
+}
+
+/**
+ * The bundle checked (validate-bundle.ts, as for project files), placeholders resolved (env and
+ * files read now), names checked against the store, then the diff. Any problem is a 400 listing
+ * all of them, before anything is written.
+ */
+export async function planBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean }): Promise<Plan> {
+  const current = await exportBundle(services);
+  // Without prune the store's groups stay, so an endpoint may name one the bundle leaves out.
+  const named = new Set(bundle.groups.map((g: Partial<GroupSpec> | null) => (typeof g?.name === 'string' ? groupKey({ name: g.name }) : '')));
+  const kept = options.prune ? [] : current.groups.filter((g) => !named.has(groupKey(g)));
+  throwProblems([...validateBundle({ ...bundle, groups: [...bundle.groups, ...kept] }), ...handlerFileProblems(bundle)]);
+  const desired = resolveBundle(bundle);
+  throwProblems(await referenceProblems(services, desired, current, options.prune));
+  return { changes: diffBundles(current, desired, options), desired };
+}
+
+export interface ApplyResult {
+  changes: ChangeResult[];
+  summary: Record<ChangeAction, number>;
+  applied: boolean;
+}
+
+/** POST /api/project/apply: definitions only (groups and endpoints); dryRun is the plan. */
+export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean }): Promise<ApplyResult> {
+  if (options.prune) refuseEmpty(bundle, 'apply with prune');
+  return exclusive(services, async () => {
+    const plan = await planBundle(services, bundle, options);
+    const changes = options.dryRun
+      ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true })
+      : await withRestore(services, {}, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false }));
+    return { changes, summary: summarize(changes), applied: !options.dryRun };
+  });
+}
+
+export interface ImportResult extends ApplyResult {
+  mode: 'merge' | 'replace';
+  /** Records written, when the bundle has `data`. */
+  records: number | null;
+  settings: boolean;
+}
+
+/**
+ * Import: `merge` applies without prune (adds and updates, deletes nothing); `replace` applies
+ * with prune, so the store's definitions become the bundle's. Settings, when present, are
+ * applied first (merge: the given ones; replace: the given ones over the defaults). Records,
+ * when present, are written last (see data.ts; replace makes them the only records).
+ */
+export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace' }, services: ProjectServices): Promise<ImportResult> {
+  const prune = options.mode === 'replace';
+  if (prune) refuseEmpty(bundle, 'replace');
+  return exclusive(services, async () => {
+    const plan = await planBundle(services, bundle, { prune });
+    let rows: RecordRow[] | null = null;
+    if (bundle.data) {
+      const served = [...plan.desired.endpoints.map((e) => e.path), ...(prune ? [] : (await exportBundle(services)).endpoints.map((e) => e.path))];
+      const checked = checkData(bundle.data, served);
+      throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
+      rows = checked.rows;
+    }
+    const scope: ExportOptions = { data: rows !== null, settings: bundle.settings !== undefined };
+    return withRestore(services, scope, async () => {
+      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings);
+      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false });
+      const records = rows ? await writeData(services, rows, options.mode) : null;
+      return { mode: options.mode, changes, summary: summarize(changes), applied: true, records, settings: scope.settings === true };
+    });
+  });
+}
+
+/**
+ * One plan-and-write at a time per process: a plan is only current, and a snapshot only a
+ * faithful "before", if no other project write runs in between. (Writes through the ordinary
+ * API, or on another instance, are not held back.)
+ */
+const running = new WeakMap<ProjectServices, Promise<unknown>>();
+
+async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): Promise<T> {
+  const before = running.get(services) ?? Promise.resolve();
+  const mine = before.catch(() => undefined).then(work);
+  running.set(services, mine);
+  return mine;
+}
+
+/**
+ * Runs a write; on failure puts back what it may have changed (see the top of this file) and
+ * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
+ */
+async function withRestore<T>(services: ProjectServices, scope: ExportOptions, work: () => Promise<T>): Promise<T> {
+  const snapshot = await exportBundle(services, scope);
+  try {
+    return await work();
+  } catch (error) {
+    try {
+      await restore(services, snapshot, scope);
+    } catch (restoreError) {
+      services.logger.error('project: restoring the state before a failed apply failed', { error: restoreError, cause: error });
+      throw new AppError(500, 'Applying the bundle failed and the previous state could not be fully restored');
+    }
+    throw error;
+  }
+}
+
+async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions): Promise<void> {
+  if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings);
+  const changes = diffBundles(await exportBundle(services), snapshot, { prune: true });
+  await applyChanges(changes, snapshot, services, { dryRun: false });
+  if (scope.data && snapshot.data) {
+    const { rows, problems } = checkData(snapshot.data, [], { orphans: 'keep' });
+    if (problems.length > 0) throw new Error(`the snapshot's records cannot be written back: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
+    await writeData(services, rows, 'replace');
+  }
+}
+
+function refuseEmpty(bundle: Bundle, what: string): void {
+  if (isEmptyBundle(bundle)) {
+    throw badRequest(`Refusing to ${what} with a bundle that has no groups and no endpoints: it would delete every definition`, [
+      { field: 'bundle', message: 'has no groups and no endpoints' },
+    ]);
+  }
+}
+
+function throwProblems(problems: readonly Problem[]): void {
+  if (problems.length > 0) throw invalidBundle(problems);
+}
+
+function invalidBundle(problems: readonly Problem[]): AppError {
+  const first = problems[0];
+  return badRequest(`Invalid bundle: ${first ? `${first.path} ${first.message}` : 'it has problems'}`, problems.map((p) => ({ field: p.path, message: p.message })));
+}
+
+/**
+ * Names that must resolve before anything is written: user groups must exist in the store (a
+ * bundle does not define them); an endpoint's group must be in the bundle, or — without prune,
+ * which would delete it — in the store. System endpoints cannot be defined by a bundle.
+ */
+async function referenceProblems(services: ProjectServices, desired: Bundle, current: Bundle, prune: boolean): Promise<Problem[]> {
+  const userGroups = new Set((await allUserGroups(services.groups)).map((g) => g.name.toLowerCase()));
+  const groups = new Set([...desired.groups, ...(prune ? [] : current.groups)].map((g) => groupKey(g)));
+  const system = new Set((await services.endpoints.all()).filter((e) => e.isSystem).map((e) => endpointKey(e)));
+  const problems: Problem[] = [];
+  for (const endpoint of desired.endpoints.map(normalizeEndpoint)) {
+    const at = `endpoints[${endpointKey(endpoint)}]`;
+    if (system.has(endpointKey(endpoint))) problems.push({ path: at, message: 'is a system endpoint, served by the platform; it cannot be defined in a bundle' });
+    for (const name of endpoint.allowedGroups) {
+      if (!userGroups.has(name.toLowerCase())) problems.push({ path: `${at}.allowedGroups`, message: `names the unknown user group "${name}"` });
+    }
+    if (endpoint.group !== null && !groups.has(endpoint.group.toLowerCase())) {
+      problems.push({ path: `${at}.group`, message: `names the unknown endpoint group "${endpoint.group}"${prune ? ' (not in the bundle)' : ''}` });
+    }
+  }
+  return problems;
+}
+
+/**
+ * `${env:NAME}` and `${file:/path}` resolved in definitions and settings (records are restored
+ * as they are). Any unresolvable placeholder is a 400 listing every one.
+ */
+function resolveBundle(bundle: Bundle): Bundle {
+  const { data, ...rest } = bundle;
+  const resolved = resolvePlaceholders(rest);
+  if (!resolved.ok) throw invalidBundle(resolved.problems);
+  return { ...resolved.value, ...(data ? { data } : {}) };
+}

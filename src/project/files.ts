@@ -1,0 +1,229 @@
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Bundle } from './bundle.ts';
+import { keyOf, KINDS, type KindName, type ProjectKind } from './kinds.ts';
+import { formatProblem, sortProblems, type Problem } from './problem.ts';
+import { checkSpecs, type SpecEntry } from './validate-bundle.ts';
+import { lineOf, parseYaml, type ParsedYaml } from './yaml-source.ts';
+
+export { formatProblem, type Problem };
+
+/**
+ * Reads a project directory into a Bundle. Layout: one definition per file, `groups/*.yaml` and
+ * `endpoints/*.yaml` (`.yml` too); anything else is ignored — other files and directories,
+ * dotfiles and editor leftovers (`.orders.yaml.swp`, `orders.yaml~`, `.#orders.yaml`,
+ * `#orders.yaml#`), and the writer's own temp files (dotfiles).
+ *
+ * Bad content never throws: every problem is returned with its file and line. Guards:
+ *
+ * | what                                   | rule                                           |
+ * |----------------------------------------|------------------------------------------------|
+ * | a file, a kind directory, a handler    | must resolve (realpath) inside the project dir |
+ * | a YAML or handler file                 | a regular file of at most maxFileBytes (256 KB)|
+ * | `handler.file`                         | relative to its YAML file, read into `code`    |
+ *
+ * Synchronous on purpose: a project is a few hundred small files at most (each bounded), and
+ * one call gives a consistent snapshot for validate, the watcher and write-back alike.
+ */
+export interface LoadOptions {
+  /** Largest YAML or handler file read, in bytes. Default 256 KB. */
+  maxFileBytes?: number;
+}
+
+export interface ProjectFile {
+  kind: KindName;
+  key: string;
+  /** As problems name it: the project dir as given joined with relPath (`project/endpoints/orders.yaml`). */
+  file: string;
+  /** Inside the project dir, `/`-separated (`endpoints/orders.yaml`). */
+  relPath: string;
+  /** When the definition's code lives in a .js file: `ref` as written in the YAML. */
+  handlerFile?: { ref: string; file: string; relPath: string };
+}
+
+export interface LoadedProject {
+  /** The definitions that have no problems of their own. Apply it only when `problems` is empty. */
+  bundle: Bundle;
+  /** Sorted by file and line. */
+  problems: Problem[];
+  /** Where each definition lives, by projectFileKey(kind, key), for write-back. */
+  files: Map<string, ProjectFile>;
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
+
+/** The `files` map's key: natural keys are unique per kind only. */
+export const projectFileKey = (kind: KindName, key: string): string => `${kind}:${key}`;
+
+/** Ends in .yaml or .yml, and is neither a dotfile (`.#x.yaml`, temp files) nor an Emacs `#x#`. */
+export const isDefinitionFileName = (name: string): boolean => /\.ya?ml$/.test(name) && !/^[.#]/.test(name);
+
+const toPosix = (path: string): string => path.split(sep).join('/');
+const isInside = (root: string, path: string): boolean => {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+
+type Read = { text: string } | { problem: string };
+
+interface Root {
+  dir: string;
+  abs: string;
+  real: string;
+  maxFileBytes: number;
+}
+
+/** Reads a file that must stay inside the project (after symlinks) and within the size limit. */
+function readInside(root: Root, abs: string): Read {
+  let real: string;
+  try {
+    real = realpathSync(abs);
+  } catch (error) {
+    return { problem: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (or is a broken symlink)' : `cannot be read: ${(error as Error).message}` };
+  }
+  if (!isInside(root.real, real)) return { problem: 'is a symlink leading outside the project directory' };
+  const stat = statSync(real);
+  if (!stat.isFile()) return { problem: 'is not a regular file' };
+  if (stat.size > root.maxFileBytes) return { problem: `is ${stat.size} bytes; the limit is ${root.maxFileBytes} (maxFileBytes)` };
+  try {
+    return { text: readFileSync(real, 'utf8').replace(/^\uFEFF/, '') };
+  } catch (error) {
+    return { problem: `cannot be read: ${(error as Error).message}` };
+  }
+}
+
+/** The definition files of one kind, sorted; problems for a kind directory that is not usable. */
+function definitionFiles(root: Root, kind: ProjectKind, problems: Problem[]): string[] {
+  const abs = join(root.abs, kind.dir);
+  try {
+    if (!isInside(root.real, realpathSync(abs))) {
+      problems.push({ file: join(root.dir, kind.dir), path: '', message: 'is a symlink leading outside the project directory' });
+      return [];
+    }
+    return readdirSync(abs, { withFileTypes: true })
+      .filter((entry) => isDefinitionFileName(entry.name) && !entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return [];
+    problems.push({ file: join(root.dir, kind.dir), path: '', message: code === 'ENOTDIR' ? 'is not a directory' : `cannot be read: ${(error as Error).message}` });
+    return [];
+  }
+}
+
+interface Loaded {
+  kind: ProjectKind;
+  file: string;
+  relPath: string;
+  parsed: ParsedYaml;
+  spec: Record<string, unknown>;
+  handlerFile?: ProjectFile['handlerFile'];
+  problems: number;
+}
+
+export function loadProject(dir: string, options: LoadOptions = {}): LoadedProject {
+  const problems: Problem[] = [];
+  const bundle: Bundle = { groups: [], endpoints: [] };
+  const files = new Map<string, ProjectFile>();
+  const abs = resolve(dir);
+  let real: string;
+  try {
+    real = realpathSync(abs);
+    if (!statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch {
+    return { bundle, problems: [{ file: dir, path: '', message: 'is not a directory' }], files };
+  }
+  const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES };
+
+  const loaded: Loaded[] = [];
+  for (const kind of KINDS) {
+    for (const name of definitionFiles(root, kind, problems)) {
+      const relPath = `${kind.dir}/${name}`;
+      const file = join(dir, kind.dir, name);
+      const read = readInside(root, join(abs, kind.dir, name));
+      if ('problem' in read) {
+        problems.push({ file, path: '', message: read.problem });
+        continue;
+      }
+      const parsed = parseYaml(read.text);
+      if (parsed.problems.length) {
+        problems.push(...parsed.problems.map((problem) => ({ ...problem, file })));
+        continue;
+      }
+      if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+        problems.push({ file, line: 1, path: '', message: parsed.value == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
+        continue;
+      }
+      const entry: Loaded = { kind, file, relPath, parsed, spec: parsed.value as Record<string, unknown>, problems: 0 };
+      const handler = readHandlerFile(root, entry);
+      if ('problem' in handler) {
+        problems.push({ file, line: lineOf(parsed, 'handler.file'), path: 'handler.file', message: handler.problem });
+        entry.problems++;
+      }
+      loaded.push(entry);
+    }
+  }
+
+  const entries: SpecEntry[] = loaded.map((entry) => ({
+    kind: entry.kind,
+    spec: entry.spec,
+    where: entry.file,
+    report(problem) {
+      const handlerFile = entry.handlerFile;
+      if (handlerFile && /^handler\.code(\.|$)/.test(problem.path)) {
+        // Code read from a handler file: a syntax error points into that file, anything else at the `file:` line.
+        if (problem.codeLine !== undefined) problems.push({ file: handlerFile.file, line: problem.codeLine, path: '', message: problem.message });
+        else problems.push({ file: entry.file, line: lineOf(entry.parsed, 'handler.file'), path: 'handler.file', message: problem.message });
+      } else {
+        problems.push({ file: entry.file, line: lineOf(entry.parsed, problem.path), path: problem.path, message: problem.message });
+      }
+      entry.problems++;
+    },
+  }));
+  checkSpecs(entries);
+
+  // By natural key, so the bundle does not depend on how files are named.
+  loaded.sort((a, b) => compareKeys(keyOf(a.kind, a.spec), keyOf(b.kind, b.spec)));
+  for (const entry of loaded) {
+    const key = keyOf(entry.kind, entry.spec);
+    const fileKey = key === undefined ? undefined : projectFileKey(entry.kind.kind, key);
+    if (fileKey !== undefined && !files.has(fileKey)) {
+      files.set(fileKey, { kind: entry.kind.kind, key: key as string, file: entry.file, relPath: entry.relPath, ...(entry.handlerFile ? { handlerFile: entry.handlerFile } : {}) });
+    }
+    if (entry.problems === 0) (bundle[entry.kind.bundleKey] as object[]).push(entry.spec);
+  }
+  return { bundle, problems: sortProblems(problems), files };
+}
+
+function compareKeys(a: string | undefined, b: string | undefined): number {
+  if (a === b) return 0;
+  if (a === undefined) return 1;
+  if (b === undefined) return -1;
+  return a < b ? -1 : 1;
+}
+
+/**
+ * `handler: {enabled, file}` → `handler: {enabled, code}` with the file's text, the file
+ * remembered for write-back. Anything else (inline code, both keys, no handler) is left to the
+ * schema.
+ */
+function readHandlerFile(root: Root, entry: Loaded): { ok: true } | { problem: string } {
+  const handler = entry.spec.handler;
+  if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) return { ok: true };
+  const { file: ref, ...rest } = handler as Record<string, unknown>;
+  if (typeof ref !== 'string' || rest.code !== undefined) return { ok: true };
+  if (isAbsolute(ref)) return { problem: 'must be a path relative to this YAML file' };
+  const abs = resolve(root.abs, dirname(entry.relPath), ref);
+  if (!isInside(root.abs, abs)) return { problem: `names ${ref}, which is outside the project directory` };
+  const read = readInside(root, abs);
+  if ('problem' in read) return { problem: `names ${ref}, which ${read.problem}` };
+  entry.spec = { ...entry.spec, handler: { ...rest, code: read.text } };
+  entry.handlerFile = { ref, file: join(root.dir, relative(root.abs, abs)), relPath: toPosix(relative(root.abs, abs)) };
+  return { ok: true };
+}
+
+/** What `dynctl validate [dir]` prints: every problem of the project, offline. */
+export function validateProjectDir(dir: string, options: LoadOptions = {}): Problem[] {
+  return loadProject(dir, options).problems;
+}

@@ -1,0 +1,31 @@
+import type { Logger } from '../lib/logger.ts';
+import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
+import type { EndpointsService } from '../services/endpoints.ts';
+import type { GroupsService } from '../services/groups.ts';
+import type { RecordsService } from '../services/records.ts';
+import type { SettingsService } from '../services/settings.ts';
+import type { Store } from '../store/types.ts';
+import type { GroupDoc } from '../model/records.ts';
+
+/** What export, apply and import need: the services (so every write is validated) and the store for records. */
+export interface ProjectServices {
+  store: Store;
+  logger: Logger;
+  endpoints: EndpointsService;
+  endpointGroups: EndpointGroupsService;
+  groups: GroupsService;
+  records: RecordsService;
+  settings: SettingsService;
+}
+
+const PAGE = 500;
+
+/** Every user group (the service lists by page). */
+export async function allUserGroups(groups: GroupsService): Promise<GroupDoc[]> {
+  const all: GroupDoc[] = [];
+  for (let page = 1; ; page++) {
+    const { items } = await groups.list({ page, limit: PAGE });
+    all.push(...items);
+    if (items.length < PAGE) return all;
+  }
+}

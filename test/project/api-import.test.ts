@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { ensureUserGroup, exportJson, exportYaml, populateShop, post } from './fixture.ts';
+
+/**
+ * POST /api/project/import: a bundle (JSON or YAML) into a store, merged or replacing. The
+ * source server holds a populated shop; each target is a fresh server.
+ */
+let source: TestServer;
+let ids: { categoryId: string; productId: string };
+const targets: TestServer[] = [];
+
+async function freshServer(): Promise<TestServer> {
+  const server = await startTestServer();
+  targets.push(server);
+  await ensureUserGroup(server, 'Editors'); // user groups are not part of a bundle
+  return server;
+}
+
+beforeAll(async () => {
+  source = await startTestServer();
+  ids = await populateShop(source);
+});
+afterAll(async () => {
+  await Promise.all([source, ...targets].map((server) => server.close()));
+});
+
+describe('import', () => {
+  it('export → import(replace) into a fresh server → export gives the same JSON and the same YAML', async () => {
+    const bundle = await exportJson(source, '&data=true&settings=true');
+    const target = await freshServer();
+    const res = await post(target, '/api/project/import?mode=replace', bundle);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ mode: 'replace', applied: true, records: 2, settings: true, summary: { create: 7, update: 0, delete: 0 } });
+    expect(await exportJson(target, '&data=true&settings=true')).toEqual(bundle);
+    expect(await exportYaml(target, 'data=true&settings=true')).toBe(await exportYaml(source, 'data=true&settings=true'));
+    expect(await exportYaml(target)).toBe(await exportYaml(source));
+  });
+
+  it('takes YAML text with content type application/yaml', async () => {
+    const yaml = await exportYaml(source);
+    const target = await freshServer();
+    const res = await target.api('POST', '/api/project/import?mode=replace', { token: await target.adminToken(), rawBody: yaml, headers: { 'content-type': 'application/yaml' } });
+    expect(res.status, res.text).toBe(200);
+    expect(await exportYaml(target)).toBe(yaml);
+  });
+
+  it('refuses malformed YAML and other content types', async () => {
+    const token = await source.adminToken();
+    const bad = await source.api('POST', '/api/project/import', { token, rawBody: 'groups: [unclosed', headers: { 'content-type': 'application/yaml' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^Malformed YAML body/);
+    const proto = await source.api('POST', '/api/project/plan', { token, rawBody: 'groups:\n  - name: x\n    __proto__: {}\n', headers: { 'content-type': 'application/yaml' } });
+    expect(proto.status).toBe(400);
+    const text = await source.api('POST', '/api/project/import', { token, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+  });
+
+  it('keeps record ids, so references between records still resolve', async () => {
+    const target = await freshServer();
+    const res = await post(target, '/api/project/import?mode=replace', await exportJson(source, '&data=true'));
+    expect(res.status, res.text).toBe(200);
+    const category = await target.api('GET', `/api/shop/categories/${ids.categoryId}`);
+    expect(category.body.data).toMatchObject({ _id: ids.categoryId, title: 'Books' });
+    const products = await target.api('GET', '/api/v1/shop/products?populate=category');
+    expect(products.body.meta.total).toBe(1);
+    expect(products.body.data[0]).toMatchObject({ _id: ids.productId, title: 'Dune', category: { id: ids.categoryId, title: 'Books' } });
+    // Records created after the import still work, and counters count both.
+    expect((await target.api('POST', '/api/shop/categories', { body: { title: 'Films' } })).status).toBe(201);
+    expect((await target.api('GET', '/api/shop/categories')).body.meta.total).toBe(2);
+  });
+
+  it('replace with data makes the bundle records the only ones; merge adds and overwrites by id', async () => {
+    const target = await freshServer();
+    const bundle = await exportJson(source, '&data=true');
+    await post(target, '/api/project/import?mode=replace', bundle);
+    await target.api('POST', '/api/shop/categories', { body: { title: 'Extra' } });
+    expect((await target.api('GET', '/api/shop/categories')).body.meta.total).toBe(2);
+
+    const merged = structuredClone(bundle);
+    merged.data['/api/shop/categories'][0].title = 'Books, renamed';
+    const merge = await post(target, '/api/project/import?mode=merge', merged);
+    expect(merge.status, merge.text).toBe(200);
+    const afterMerge = (await target.api('GET', '/api/shop/categories')).body;
+    expect(afterMerge.meta.total).toBe(2);
+    expect(afterMerge.data.map((c: any) => c.title)).toEqual(['Books, renamed', 'Extra']);
+
+    await post(target, '/api/project/import?mode=replace', bundle);
+    const afterReplace = (await target.api('GET', '/api/shop/categories')).body;
+    expect(afterReplace.meta.total).toBe(1);
+    expect(afterReplace.data.map((c: any) => c.title)).toEqual(['Books']);
+  });
+
+  it('refuses records for a path no endpoint serves, and records with bad ids or keys', async () => {
+    const target = await freshServer();
+    const res = await post(target, '/api/project/import', {
+      groups: [],
+      endpoints: [{ name: 'Notes', path: '/api/notes', method: 'POST', accessType: 'public', schema: {} }],
+      data: { '/api/elsewhere': [{ title: 'x' }], '/api/notes': [{ _id: 'nope', title: 'x' }, { $where: 1 }] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([
+      { field: 'data./api/elsewhere', message: 'no endpoint in the bundle or the store serves /api/elsewhere' },
+      { field: 'data./api/notes[0]._id', message: 'must be a 24-character hex id' },
+      { field: 'data./api/notes[1].$where', message: 'is not a storable field name' },
+    ]);
+    expect((await exportJson(target)).endpoints).toEqual([]);
+  });
+
+  it('merge (the default) adds and updates but deletes nothing', async () => {
+    const target = await freshServer();
+    await post(target, '/api/project/apply', { groups: [{ name: 'Local' }], endpoints: [{ name: 'Local', path: '/api/local', method: 'GET', accessType: 'public', schema: {} }] });
+    const res = await post(target, '/api/project/import', await exportJson(source));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ mode: 'merge', records: null, settings: false });
+    const after = await exportJson(target);
+    expect(after.groups.map((g: any) => g.name)).toEqual(['Admin tools', 'Local', 'Shop']);
+    expect(after.endpoints.map((e: any) => e.path)).toContain('/api/local');
+  });
+
+  it('imports settings: merge changes the given ones, replace also resets the others to their defaults', async () => {
+    const target = await freshServer();
+    const token = await target.adminToken();
+    await target.api('PUT', '/api/settings', { token, body: { maxPageSize: 500, registrationEnabled: true } });
+    const bundle = await exportJson(source);
+    const merge = await post(target, '/api/project/import?mode=merge', { ...bundle, settings: { defaultPageSize: 7 } });
+    expect(merge.status, merge.text).toBe(200);
+    expect((await exportJson(target, '&settings=true')).settings).toMatchObject({ defaultPageSize: 7, maxPageSize: 500, registrationEnabled: true });
+
+    const replace = await post(target, '/api/project/import?mode=replace', { ...bundle, settings: { defaultPageSize: 9 } });
+    expect(replace.status, replace.text).toBe(200);
+    expect((await exportJson(target, '&settings=true')).settings).toMatchObject({ defaultPageSize: 9, maxPageSize: 100, registrationEnabled: false });
+
+    const invalid = await post(target, '/api/project/import?mode=merge', { ...bundle, settings: { defaultPageSize: 0 } });
+    expect(invalid.status).toBe(400);
+  });
+
+  it('refuses an empty bundle for replace (400)', async () => {
+    const before = await exportJson(source);
+    for (const body of [{}, { groups: [], endpoints: [] }, { groups: [], endpoints: [], settings: { defaultPageSize: 5 } }]) {
+      const res = await post(source, '/api/project/import?mode=replace', body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/^Refusing to replace with a bundle that has no groups and no endpoints/);
+    }
+    expect(await exportJson(source)).toEqual(before);
+  });
+
+  it('refuses an unknown user group by name and changes nothing', async () => {
+    const target = await startTestServer(); // no Editors group here
+    targets.push(target);
+    const before = await exportJson(target, '&data=true&settings=true');
+    const res = await post(target, '/api/project/import?mode=replace', await exportJson(source, '&data=true&settings=true'));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('Invalid bundle: endpoints[POST /api/shop/products].allowedGroups names the unknown user group "Editors"');
+    expect(await exportJson(target, '&data=true&settings=true')).toEqual(before);
+  });
+
+  it('a replace that fails midway leaves the old state: definitions, records and settings', async () => {
+    const target = await freshServer();
+    const original = await exportJson(source, '&data=true&settings=true');
+    expect((await post(target, '/api/project/import?mode=replace', original)).status).toBe(200);
+    // A record whose endpoint has been deleted since (deletes never cascade) survives too.
+    const token = await target.adminToken();
+    const orphans = await target.api('POST', '/api/endpoints', { token, body: { name: 'Orphans', path: '/api/orphans', method: 'POST', accessType: 'public', schema: {} } });
+    expect((await target.api('POST', '/api/orphans', { body: {} })).status).toBe(201);
+    expect((await target.api('DELETE', `/api/endpoints/${orphans.body.data._id}`, { token })).status).toBe(200);
+    const before = await exportJson(target, '&data=true&settings=true');
+    expect(Object.keys(before.data)).toContain('/api/orphans');
+
+    // Valid on its own, refused only by the endpoints service (it is the /api/v1 alias of the
+    // versioned products list), and sorted after changes that succeed first: new settings, a new
+    // group, an updated and a created endpoint.
+    const bundle = structuredClone(original);
+    bundle.groups.push({ name: 'Zeta' });
+    bundle.endpoints[0].description = 'changed';
+    bundle.endpoints[0].group = 'Zeta';
+    bundle.endpoints.push({ name: 'New', path: '/api/new', method: 'GET', accessType: 'public', schema: {} });
+    bundle.endpoints.push({ name: 'Clash', path: '/api/v1/shop/products', method: 'GET', accessType: 'public', schema: {} });
+    bundle.endpoints = bundle.endpoints.filter((e: any) => e.path !== '/api/stats');
+    bundle.settings.defaultPageSize = 3;
+    bundle.data['/api/shop/categories'].push({ title: 'Added' });
+
+    const res = await post(target, '/api/project/import?mode=replace', bundle);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatch(/^endpoint GET \/api\/v1\/shop\/products: GET \/api\/v1\/shop\/products is already served by "List products"/);
+    expect(await exportJson(target, '&data=true&settings=true')).toEqual(before);
+    expect((await target.api('GET', '/api/new')).status).toBe(404);
+  });
+
+  it('writes project_imported to the audit log', async () => {
+    const logs = await source.api('GET', '/api/dashboard/logs?action=project_imported', { token: await source.adminToken() });
+    const target = targets[0]!;
+    const targetLogs = await target.api('GET', '/api/dashboard/logs?action=project_imported', { token: await target.adminToken() });
+    expect(logs.body.data).toEqual([]);
+    expect(targetLogs.body.data[0]).toMatchObject({
+      action: 'project_imported',
+      source: 'project',
+      message: 'Project imported (replace): 7 created, 0 updated, 0 deleted; 2 records, settings',
+    });
+  });
+});

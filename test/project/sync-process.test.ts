@@ -1,0 +1,74 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupServerProcesses, JWT_REFRESH_SECRET, JWT_SECRET, makeDataDir, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { snapshot } from './helpers.ts';
+import { copyOfSampleProject, endpointYaml, removeSyncDirs, sleep, waitFor } from './sync-helpers.ts';
+
+/**
+ * Two `dynctl serve` processes on one DATA_DIR and one PROJECT_DIR, deployed as the README says:
+ * exactly one with PROJECT_WATCH=on (it reads and writes the directory), the other with
+ * PROJECT_WATCH=off (it only serves what the store holds).
+ */
+let writer: ServerProcess;
+let reader: ServerProcess;
+let dir: string;
+let writerToken: string;
+let readerToken: string;
+
+beforeAll(async () => {
+  const dataDir = makeDataDir();
+  dir = copyOfSampleProject();
+  const env = { JWT_SECRET, JWT_REFRESH_SECRET, PROJECT_DIR: dir };
+  writer = await startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'on' } });
+  reader = await startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'off' } });
+  [writerToken, readerToken] = await Promise.all([writer.login().then((s) => s.accessToken), reader.login().then((s) => s.accessToken)]);
+});
+
+afterAll(async () => {
+  const started = [writer, reader].filter((server): server is ServerProcess => server !== undefined);
+  const codes = await Promise.all(started.map((server) => server.stop()));
+  await cleanupServerProcesses();
+  removeSyncDirs();
+  expect(codes).toEqual(codes.map(() => 0));
+});
+
+const served = async (on: ServerProcess, path: string): Promise<number> => (await on.api('GET', path)).status;
+
+describe('two instances on one store and one project directory', () => {
+  it('the instance with PROJECT_WATCH=off serves the definitions the watching instance applied from the files', async () => {
+    expect(await served(reader, '/api/shop/products')).toBe(200);
+    expect(await served(reader, '/api/shop/categories')).toBe(200);
+    const status = await reader.api('GET', '/api/project/status', { token: readerToken });
+    expect(status.body.data).toEqual({ dir, watching: false, lastReconcile: null, problems: [] });
+    expect((await writer.api('GET', '/api/project/status', { token: writerToken })).body.data).toMatchObject({ watching: true, lastReconcile: { ok: true, summary: { create: 7 } } });
+    expect(writer.output()).toMatch(/project: applied 7 create, 0 update, 0 delete/);
+    expect(reader.output()).not.toMatch(/project:/);
+  });
+
+  it('a file change is applied by the watching instance and served by both', async () => {
+    writeFileSync(join(dir, 'endpoints', 'two.yaml'), endpointYaml('/api/two/items'));
+    const delay = await waitFor('served by the PROJECT_WATCH=off instance', async () => (await served(reader, '/api/two/items')) === 200, 3000);
+    console.log(`project sync: a new file was served by the other instance after ${delay} ms`);
+    expect(await served(writer, '/api/two/items')).toBe(200);
+  });
+
+  it('an API change on the watching instance is written to the directory', async () => {
+    const res = await writer.api('POST', '/api/endpoints', { token: writerToken, body: { name: 'From writer', path: '/api/two/writer', method: 'GET', accessType: 'public', schema: {} } });
+    expect(res.status, res.text).toBe(201);
+    await waitFor('the file written', () => existsSync(join(dir, 'endpoints', 'two-writer-get.yaml')));
+    expect(readFileSync(join(dir, 'endpoints', 'two-writer-get.yaml'), 'utf8')).toContain('path: /api/two/writer\n');
+    expect(await served(reader, '/api/two/writer')).toBe(200);
+  });
+
+  it('the PROJECT_WATCH=off instance never writes the directory, not even for an API change made on it', async () => {
+    const before = snapshot(dir);
+    const res = await reader.api('POST', '/api/endpoints', { token: readerToken, body: { name: 'From reader', path: '/api/two/reader', method: 'GET', accessType: 'public', schema: {} } });
+    expect(res.status, res.text).toBe(201);
+    expect(await served(writer, '/api/two/reader')).toBe(200);
+    await sleep(1000);
+    // Change events stay inside the process that made the change: the watching instance does not
+    // see it either (hence: make API changes on the watching instance, see the README).
+    expect(snapshot(dir)).toEqual(before);
+  });
+});
