@@ -88,7 +88,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
   // Files win at startup; an empty project directory is filled from the store instead.
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, events, status: services.projectStatus }) : null;
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: () => revisions.current('endpoints') }) : null;
   try {
     await projectSync?.start();
   } catch (error) {

@@ -4,6 +4,7 @@ import { endpointKey, groupKey, type Bundle, type GroupSpec } from './bundle.ts'
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
 import { checkData, writeData, type RecordRow } from './data.ts';
 import { diffBundles, itemsOf, summarize, type Change, type ChangeAction, type ChangeKind } from './diff.ts';
+import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
 import { kindOf, KINDS } from './kinds.ts';
 import { normalizeEndpoint, type NormalEndpoint, type NormalGroup } from './normalize.ts';
@@ -142,7 +143,7 @@ function withContext(error: unknown, context: string, at: string): unknown {
  * all of them, before anything is written.
  */
 export async function planBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean }): Promise<Plan> {
-  const current = await exportBundle(services);
+  const current = await exportBundle(services, { storedValues: true });
   // Without prune the store's groups stay, so an endpoint may name one the bundle leaves out.
   const named = new Set(bundle.groups.map((g: Partial<GroupSpec> | null) => (typeof g?.name === 'string' ? groupKey({ name: g.name }) : '')));
   const kept = options.prune ? [] : current.groups.filter((g) => !named.has(groupKey(g)));
@@ -166,6 +167,7 @@ export async function applyBundle(services: ProjectServices, bundle: Bundle, opt
     const changes = options.dryRun
       ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true })
       : await withRestore(services, {}, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false }));
+    if (!options.dryRun) await rememberPlaceholders(services.store, bundle, plan.desired);
     return { changes, summary: summarize(changes), applied: !options.dryRun };
   });
 }
@@ -190,7 +192,7 @@ export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'r
     const plan = await planBundle(services, bundle, { prune });
     let rows: RecordRow[] | null = null;
     if (bundle.data) {
-      const served = [...plan.desired.endpoints.map((e) => e.path), ...(prune ? [] : (await exportBundle(services)).endpoints.map((e) => e.path))];
+      const served = [...plan.desired.endpoints.map((e) => e.path), ...(prune ? [] : (await exportBundle(services, { storedValues: true })).endpoints.map((e) => e.path))];
       const checked = checkData(bundle.data, served);
       throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
       rows = checked.rows;
@@ -200,6 +202,7 @@ export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'r
       if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings);
       const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false });
       const records = rows ? await writeData(services, rows, options.mode) : null;
+      await rememberPlaceholders(services.store, bundle, plan.desired);
       return { mode: options.mode, changes, summary: summarize(changes), applied: true, records, settings: scope.settings === true };
     });
   });
@@ -224,7 +227,7 @@ async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): 
  * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
  */
 async function withRestore<T>(services: ProjectServices, scope: ExportOptions, work: () => Promise<T>): Promise<T> {
-  const snapshot = await exportBundle(services, scope);
+  const snapshot = await exportBundle(services, { ...scope, storedValues: true });
   try {
     return await work();
   } catch (error) {
@@ -240,7 +243,7 @@ async function withRestore<T>(services: ProjectServices, scope: ExportOptions, w
 
 async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions): Promise<void> {
   if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings);
-  const changes = diffBundles(await exportBundle(services), snapshot, { prune: true });
+  const changes = diffBundles(await exportBundle(services, { storedValues: true }), snapshot, { prune: true });
   await applyChanges(changes, snapshot, services, { dryRun: false });
   if (scope.data && snapshot.data) {
     const { rows, problems } = checkData(snapshot.data, [], { orphans: 'keep' });

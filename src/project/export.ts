@@ -2,6 +2,7 @@ import type { EndpointDoc, EndpointGroupDoc } from '../model/endpoint.ts';
 import { toPlain } from '../services/settings.ts';
 import type { Bundle } from './bundle.ts';
 import { exportData } from './data.ts';
+import { restorePlaceholders } from './placeholder-memory.ts';
 import { compareText, normalizeEndpoint, normalizeGroup, type NormalEndpoint, type NormalGroup } from './normalize.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
 
@@ -17,6 +18,8 @@ export interface ExportOptions {
   /** Records per collection path (see data.ts). */
   data?: boolean;
   settings?: boolean;
+  /** The stored values themselves, placeholders not put back (plans and snapshots compare these). */
+  storedValues?: boolean;
 }
 
 export async function exportBundle(services: ProjectServices, options: ExportOptions = {}): Promise<Bundle> {
@@ -30,6 +33,7 @@ export async function exportBundle(services: ProjectServices, options: ExportOpt
       .map((doc) => endpointSpec(doc, groupNames, userGroups))
       .sort((a, b) => compareText(a.path, b.path) || compareText(a.method, b.method)),
   };
+  if (!options.storedValues) await restorePlaceholders(services.store, bundle);
   if (options.data) bundle.data = await exportData(services);
   if (options.settings) bundle.settings = { ...toPlain(await services.settings.get()) };
   return bundle;

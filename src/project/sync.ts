@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import type { EventBus } from '../events/bus.ts';
 import { applyBundle } from './apply.ts';
-import type { Bundle } from './bundle.ts';
+import type { Bundle, EndpointSpec, GroupSpec } from './bundle.ts';
 import { compactEndpoint, compactGroup } from './compact.ts';
-import { endpointKey, groupKey } from './bundle.ts';
+import { diffBundles } from './diff.ts';
+import { KINDS, specsOf } from './kinds.ts';
 import { exportBundle } from './export.ts';
 import { formatProblem, isDefinitionFileName, loadProject, type ProjectFile } from './files.ts';
 import type { ProjectServices } from './services.ts';
@@ -21,23 +21,30 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * | start, directory has files     | files → store | load, validate, apply with prune (files win)           |
  * | start, directory empty/missing | store → files | the store's definitions are written as files           |
  * | a file is added/changed/removed| files → store | debounced reconcile: load, validate, apply with prune  |
- * | the API changes a definition   | store → files | that definition's file is written (or removed)         |
+ * | the store's definitions change | store → files | the changed definitions' files are written / removed   |
  *
- * A directory with problems changes nothing: the last good state keeps serving and the problems
- * (file, line, message) are in the status. Writes made by this process are remembered by content
- * hash, so the watcher events they cause do not trigger a reconcile (no reload loop); changes made
- * by a reconcile are not written back (they came from the files).
+ * Store changes are noticed through the `endpoints` revision, which every instance bumps, so a
+ * change made through the API of *any* instance on this store is written back by the one that
+ * watches. What was last in step is kept (`synced`); a write-back writes the difference between it
+ * and the store. A directory with problems changes nothing: the last good state keeps serving, the
+ * problems (file, line, message) are in the status, and write-backs wait until it is fixed (so an
+ * edit in progress is never overwritten). Writes made by this process are remembered by content
+ * hash, so the watcher events they cause do not trigger a reconcile (no reload loop).
  */
 export interface ProjectSyncOptions {
   dir: string;
   services: ProjectServices;
-  events: EventBus;
   status: ProjectStatus;
+  /** The store's `endpoints` revision (changes whenever any instance changes a definition). */
+  storeRevision: () => Promise<number>;
   /** Debounce of file events before a reconcile. */
   debounceMs?: number;
+  /** How often the store revision is checked for write-back. */
+  pollMs?: number;
 }
 
 const DEFAULT_DEBOUNCE_MS = 100;
+const DEFAULT_POLL_MS = 200;
 const TEMP_FILE = /(^|[/\\])(\.|#)|~$|\.sw[a-p]$|\.tmp$/;
 
 export class ProjectSync {
@@ -46,11 +53,14 @@ export class ProjectSync {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private queue: Promise<void> = Promise.resolve();
-  private reconciling = false;
+  private poller: NodeJS.Timeout | null = null;
+  private polling = false;
   private files = new Map<string, ProjectFile>();
+  /** The definitions as last known to be the same in the files and the store. */
+  private synced: Bundle | null = null;
+  private syncedRevision = -1;
   /** Content hashes of files this process wrote, by absolute path. */
   private readonly written = new Map<string, string>();
-  private readonly unsubscribe: Array<() => void> = [];
   private closed = false;
 
   constructor(options: ProjectSyncOptions) {
@@ -62,15 +72,19 @@ export class ProjectSync {
   async start(): Promise<void> {
     const { services, status } = this.options;
     if (this.isEmpty()) {
+      const revision = await this.options.storeRevision();
       const bundle = await exportBundle(services);
       const compact = { groups: bundle.groups.map(compactGroup), endpoints: bundle.endpoints.map(compactEndpoint) };
       this.remember(() => writeProject(this.dir, compact, { handlers: 'file' }));
       this.files = loadProject(this.dir).files;
+      this.synced = bundle;
+      this.syncedRevision = revision;
       services.logger.info(`project: ${this.dir} was empty; wrote ${bundle.endpoints.length} endpoints and ${bundle.groups.length} groups from the store`);
     } else {
       await this.reconcile();
     }
-    this.subscribe();
+    this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
+    this.poller.unref();
     this.watcher = watch(this.dir, {
       ignoreInitial: true,
       ignored: (path: string) => TEMP_FILE.test(relative(this.dir, path)),
@@ -85,7 +99,7 @@ export class ProjectSync {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const off of this.unsubscribe.splice(0)) off();
+    if (this.poller) clearInterval(this.poller);
     await this.watcher?.close();
     await this.queue;
     this.options.status.update({ watching: false });
@@ -102,9 +116,12 @@ export class ProjectSync {
         return;
       }
       this.files = loaded.files;
-      this.reconciling = true;
       try {
         const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false });
+        // The files are what is in step now; the next poll writes back anything the store has
+        // beyond them (an API change that raced this reconcile).
+        this.synced = loaded.bundle;
+        this.syncedRevision = -1;
         status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: result.summary } });
         const { create, update, delete: removed } = result.summary;
         if (create + update + removed > 0) services.logger.info(`project: applied ${create} create, ${update} update, ${removed} delete from ${this.dir}`);
@@ -116,8 +133,6 @@ export class ProjectSync {
           problems: details.map((d) => ({ path: d.field, message: d.message })),
           lastReconcile: { at: new Date().toISOString(), ok: false, summary: { create: 0, update: 0, delete: 0 }, error: message },
         });
-      } finally {
-        this.reconciling = false;
       }
     });
   }
@@ -151,45 +166,42 @@ export class ProjectSync {
     return false;
   }
 
-  /** Store → files, for changes made through the API (not by a reconcile). */
-  private subscribe(): void {
-    const { events } = this.options;
-    const later = (work: (bundle: Bundle) => void) => {
-      if (this.reconciling || this.closed) return;
-      void this.enqueue(async () => work(await exportBundle(this.options.services)));
-    };
-    const writeEndpoint = (bundle: Bundle, key: string) => {
-      const spec = bundle.endpoints.find((e) => endpointKey(e) === key);
-      if (spec) this.remember(() => writeSpec(this.dir, 'endpoint', compactEndpoint(spec), { files: this.files, handlers: 'file' }));
-    };
-    this.unsubscribe.push(
-      events.on('endpoint.created', ({ path, method }) => later((bundle) => writeEndpoint(bundle, `${method} ${path}`))),
-      events.on('endpoint.updated', ({ path, method, previousPath, previousMethod }) =>
-        later((bundle) => {
-          const previous = `${previousMethod} ${previousPath}`;
-          if (previous !== `${method} ${path}`) this.remember(() => removeSpec(this.dir, 'endpoint', previous, { files: this.files }));
-          writeEndpoint(bundle, `${method} ${path}`);
-        }),
-      ),
-      events.on('endpoint.deleted', ({ path, method }) => later(() => this.remember(() => removeSpec(this.dir, 'endpoint', `${method} ${path}`, { files: this.files })))),
-      events.on('endpointgroup.created', ({ name }) => later((bundle) => this.writeGroup(bundle, name))),
-      events.on('endpointgroup.updated', ({ name, previousName }) =>
-        later((bundle) => {
-          if (groupKey({ name: previousName }) !== groupKey({ name })) {
-            this.remember(() => removeSpec(this.dir, 'group', groupKey({ name: previousName }), { files: this.files }));
-            // Endpoints name their group: a rename rewrites them too.
-            for (const endpoint of bundle.endpoints.filter((e) => e.group === name)) writeEndpoint(bundle, endpointKey(endpoint));
-          }
-          this.writeGroup(bundle, name);
-        }),
-      ),
-      events.on('endpointgroup.deleted', ({ name }) => later(() => this.remember(() => removeSpec(this.dir, 'group', groupKey({ name }), { files: this.files })))),
-    );
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed || this.synced === null) return;
+    this.polling = true;
+    try {
+      if ((await this.options.storeRevision()) !== this.syncedRevision) await this.enqueue(() => this.writeBack());
+    } catch (error) {
+      this.options.services.logger.warn('project: could not check the store for changes', { error });
+    } finally {
+      this.polling = false;
+    }
   }
 
-  private writeGroup(bundle: Bundle, name: string): void {
-    const spec = bundle.groups.find((g) => groupKey(g) === groupKey({ name }));
-    if (spec) this.remember(() => writeSpec(this.dir, 'group', compactGroup(spec), { files: this.files }));
+  /** Store → files: writes the definitions that differ from the last in-step state. */
+  private async writeBack(): Promise<void> {
+    if (this.closed || this.synced === null) return;
+    const { services } = this.options;
+    const loaded = loadProject(this.dir);
+    if (loaded.problems.length > 0) return; // an edit in progress: wait until the files are valid
+    this.files = loaded.files;
+    const revision = await this.options.storeRevision();
+    const current = await exportBundle(services);
+    const changes = diffBundles(this.synced, current, { prune: true });
+    for (const change of changes) {
+      const kind = KINDS.find((k) => k.kind === change.kind);
+      if (!kind) continue;
+      if (change.action === 'delete') {
+        this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: this.files }));
+        continue;
+      }
+      const spec = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
+      if (!spec) continue;
+      const compact = change.kind === 'endpoint' ? compactEndpoint(spec as EndpointSpec) : compactGroup(spec as GroupSpec);
+      this.remember(() => writeSpec(this.dir, change.kind, compact, { files: this.files, handlers: 'file' }));
+    }
+    this.synced = current;
+    this.syncedRevision = revision;
   }
 
   /** Runs a write and records the content of every file it touched. */

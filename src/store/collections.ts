@@ -23,6 +23,8 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'sessions', indexes: [{ fields: ['tokenHash'], unique: true }, { fields: ['userId'] }], ttl: true },
   { name: 'loginattempts', indexes: [{ fields: ['loginKey'], unique: true }, { fields: ['expiresAt'] }] },
   { name: 'revisions', indexes: [{ fields: ['key'], unique: true }] },
+  // Which project strings were placeholders (see src/project/placeholder-memory.ts).
+  { name: 'projectplaceholders', indexes: [{ fields: ['kind', 'key'], unique: true }] },
 ];
 
 export function collectionSpec(name: string): CollectionSpec {

@@ -184,8 +184,12 @@ describe('apply', () => {
     process.env.DYN_TEST_ALLOWED_IP = '10.1.2.3';
     const bundle = { groups: [], endpoints: [endpoint('/api/secret/items', { description: 'ip ${env:DYN_TEST_ALLOWED_IP}', networkAccess: { enabled: true, allowedIpRanges: ['${env:DYN_TEST_ALLOWED_IP}'] } })] };
     expect((await post(t, '/api/project/apply', bundle)).status).toBe(200);
-    const stored = (await exportJson(t)).endpoints.find((e: any) => e.path === '/api/secret/items');
+    const list = await t.api('GET', '/api/endpoints?search=secret', { token: await t.adminToken() });
+    const stored = list.body.data.find((e: any) => e.path === '/api/secret/items');
     expect(stored).toMatchObject({ description: 'ip 10.1.2.3', networkAccess: { enabled: true, allowedIpRanges: ['10.1.2.3'] } });
+    // Export keeps the placeholders, not the secrets they resolved to.
+    const exported = (await exportJson(t)).endpoints.find((e: any) => e.path === '/api/secret/items');
+    expect(exported).toMatchObject({ description: 'ip ${env:DYN_TEST_ALLOWED_IP}', networkAccess: { allowedIpRanges: ['${env:DYN_TEST_ALLOWED_IP}'] } });
     expect((await post(t, '/api/project/plan', bundle)).body.data.changes).toEqual([]);
 
     const unset = await post(t, '/api/project/plan', { groups: [], endpoints: [endpoint('/api/secret/other', { description: '${env:DYN_TEST_NOT_SET}' })] });
