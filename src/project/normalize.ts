@@ -1,3 +1,4 @@
+import { slugify } from '../services/endpoints.ts';
 import { normalizePath } from '../lib/paths.ts';
 import { DEFAULT_NETWORK_ACCESS } from '../model/endpoint.ts';
 import type { NetworkAccess } from '../model/network-access.ts';
@@ -58,17 +59,6 @@ function networkAccess(value: Partial<NetworkAccess> | undefined): NetworkAccess
   return { enabled: merged.enabled, allowedDomains: [...merged.allowedDomains], allowedIpRanges: [...merged.allowedIpRanges] };
 }
 
-/** The slug the endpoints service derives from a name when none is given. */
-export function slugify(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .normalize('NFKD')
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 200) || 'endpoint'
-  );
-}
 
 /** Code-unit order: the same on every machine and locale, so exports are byte-stable. */
 export function compareText(a: string, b: string): number {
