@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { StoreError, type Store } from '../../src/store/types.ts';
+import { DuplicateKeyError, StoreError, type Store } from '../../src/store/types.ts';
 import { describeStoreConformance } from './conformance.ts';
 
 const run = promisify(execFile);
@@ -72,6 +72,19 @@ describe('embedded store', () => {
     expect(a.foreignWriteVersion()).toBe(before);
     await b.collection('logs').insertOne({ name: 'other write' });
     expect(a.foreignWriteVersion()).not.toBe(before);
+  });
+
+  it('inserts issued together commit together, and a duplicate among them fails alone', async () => {
+    const users = open(await dir()).collection('users');
+    const results = await Promise.allSettled([
+      users.insertOne({ loginKey: 'a' }),
+      users.insertOne({ loginKey: 'b' }),
+      users.insertOne({ loginKey: 'a' }),
+      users.insertOne({ loginKey: 'c' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKeyError);
+    expect((await users.find({}, { sort: { loginKey: 1 } })).map((u) => u.loginKey)).toEqual(['a', 'b', 'c']);
   });
 
   it('two stores on the same directory enforce the same unique indexes', async () => {

@@ -116,6 +116,75 @@ export function openSqliteStore(options: SqliteOptions): Store {
     });
   }
 
+  /*
+   * Group commit: inserts issued in the same event-loop turn share one transaction, so one fsync
+   * makes many of them durable; each is acknowledged only after that commit. An insert that fails
+   * (a duplicate, say) is rolled back to its own savepoint and rejected alone.
+   */
+  interface PendingInsert {
+    collection: string;
+    work: () => Doc;
+    resolve: (doc: Doc) => void;
+    reject: (error: unknown) => void;
+  }
+  let pendingInserts: PendingInsert[] = [];
+  let flushScheduled = false;
+
+  const queueInsert = (collection: string, work: () => Doc): Promise<Doc> =>
+    new Promise<Doc>((resolve, reject) => {
+      pendingInserts.push({ collection, work, resolve, reject });
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flushInserts);
+      }
+    });
+
+  function flushInserts(): void {
+    flushScheduled = false;
+    const batch = pendingInserts;
+    pendingInserts = [];
+    if (batch.length === 0) return;
+    if (closed) {
+      for (const item of batch) item.reject(new StoreError('unavailable', 'the store is closed'));
+      return;
+    }
+    const outcomes: Array<{ item: PendingInsert; doc?: Doc; error?: unknown }> = [];
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      const failure = translateError(batch[0]?.collection ?? '', error, uniqueIndexFields);
+      for (const item of batch) item.reject(failure);
+      return;
+    }
+    for (const item of batch) {
+      db.exec('SAVEPOINT dyn_insert');
+      try {
+        outcomes.push({ item, doc: item.work() });
+        db.exec('RELEASE dyn_insert');
+      } catch (error) {
+        db.exec('ROLLBACK TO dyn_insert');
+        db.exec('RELEASE dyn_insert');
+        outcomes.push({ item, error: translateError(item.collection, error, uniqueIndexFields) });
+      }
+    }
+    try {
+      db.exec('COMMIT');
+    } catch (error) {
+      try {
+        db.exec('ROLLBACK');
+      } catch {
+        // the transaction is already gone
+      }
+      const failure = translateError(batch[0]?.collection ?? '', error, uniqueIndexFields);
+      for (const item of batch) item.reject(failure);
+      return;
+    }
+    for (const outcome of outcomes) {
+      if (outcome.error !== undefined) outcome.item.reject(outcome.error);
+      else outcome.item.resolve(outcome.doc as Doc);
+    }
+  }
+
   const collections = new Map<string, Collection>();
   // Synchronous upserts per collection, so one transaction can span two collections.
   const upserters = new Map<string, (filter: Filter, update: Update) => void>();
@@ -208,16 +277,14 @@ export function openSqliteStore(options: SqliteOptions): Store {
 
     return {
       name: spec.name,
-      insertOne: (doc, options) =>
-        run(() => {
-          if (!options?.counter) return insertRow(doc);
-          const counter = options.counter;
-          return inTransaction(spec.name, () => {
-            const stored = insertRow(doc);
-            applyCounter(counter);
-            return stored;
-          });
-        }),
+      insertOne: (doc, options) => {
+        if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
+        return queueInsert(spec.name, () => {
+          const stored = insertRow(doc);
+          applyCounter(options?.counter);
+          return stored;
+        });
+      },
       insertMany: (docs) => run(() => inTransaction(spec.name, () => docs.map(insertRow))),
       findById: (id) => run(() => (typeof id === 'string' ? selectById(id) : null)),
       findOne: (filter, options) => run(() => selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) })[0] ?? null),
@@ -298,6 +365,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
     },
     async close(): Promise<void> {
       if (closed) return;
+      flushInserts(); // inserts queued this turn are written, not dropped
       closed = true;
       await appender?.close();
       statements.clear();
