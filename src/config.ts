@@ -11,6 +11,9 @@ export interface Config {
   projectDir: string;
   /** Whether this instance reads and writes PROJECT_DIR (one writer per directory). */
   projectWatch: boolean;
+  /** Placeholders in project bundles: `${env:NAME}` needs this prefix, `${file:...}` this directory. */
+  placeholderEnvPrefix: string;
+  secretFilesDir: string;
   defaultAdminPassword: string | undefined;
   jwtSecret: string | undefined;
   jwtRefreshSecret: string | undefined;
@@ -83,6 +86,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl,
     projectDir: resolve(env.PROJECT_DIR?.trim() || './project'),
+    placeholderEnvPrefix: env.PLACEHOLDER_ENV_PREFIX?.trim() || 'DYN_',
+    secretFilesDir: resolve(env.SECRET_FILES_DIR?.trim() || '/run/secrets'),
     projectWatch: oneOf(env, 'PROJECT_WATCH', ['on', 'off'] as const, 'on', (s) => ({ true: 'on', '1': 'on', false: 'off', '0': 'off' })[s.toLowerCase()] ?? s.toLowerCase()) === 'on',
     defaultAdminPassword: secret(env, 'DEFAULT_ADMIN_PASSWORD', 8),
     jwtSecret: secret(env, 'JWT_SECRET', 32),

@@ -16,6 +16,7 @@ import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
 import type { EndpointsService } from '../services/endpoints.ts';
 import type { RecordsService } from '../services/records.ts';
 import type { Engine } from '../runtime/engine.ts';
+import type { PlaceholderPolicy } from '../project/apply.ts';
 import type { ProjectStatus } from '../project/status.ts';
 
 /** Everything the HTTP layer may call. Built once by the composition root (server.ts). */
@@ -38,5 +39,6 @@ export interface Services {
   endpointGroups: EndpointGroupsService;
   records: RecordsService;
   engine: Engine;
+  placeholderPolicy: PlaceholderPolicy;
   projectStatus: ProjectStatus;
 }

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
 import { DEFAULT_SETTINGS } from '../services/settings.ts';
 import { endpointKey, groupKey, type Bundle, type GroupSpec } from './bundle.ts';
@@ -8,7 +10,7 @@ import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
 import { kindOf, KINDS } from './kinds.ts';
 import { normalizeEndpoint, type NormalEndpoint, type NormalGroup } from './normalize.ts';
-import { resolvePlaceholders } from './placeholders.ts';
+import { resolvePlaceholders, type Placeholder } from './placeholders.ts';
 import type { Problem } from './problem.ts';
 import { validateBundle } from './validate-bundle.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -148,7 +150,7 @@ export async function planBundle(services: ProjectServices, bundle: Bundle, opti
   const named = new Set(bundle.groups.map((g: Partial<GroupSpec> | null) => (typeof g?.name === 'string' ? groupKey({ name: g.name }) : '')));
   const kept = options.prune ? [] : current.groups.filter((g) => !named.has(groupKey(g)));
   throwProblems([...validateBundle({ ...bundle, groups: [...bundle.groups, ...kept] }), ...handlerFileProblems(bundle)]);
-  const desired = resolveBundle(bundle);
+  const desired = resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY);
   throwProblems(await referenceProblems(services, desired, current, options.prune));
   return { changes: diffBundles(current, desired, options), desired };
 }
@@ -296,9 +298,36 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
  * `${env:NAME}` and `${file:/path}` resolved in definitions and settings (records are restored
  * as they are). Any unresolvable placeholder is a 400 listing every one.
  */
-function resolveBundle(bundle: Bundle): Bundle {
+function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
   const { data, ...rest } = bundle;
-  const resolved = resolvePlaceholders(rest);
+  const resolved = resolvePlaceholders(rest, { allow: (placeholder) => refusedPlaceholder(placeholder, policy) });
   if (!resolved.ok) throw invalidBundle(resolved.problems);
   return { ...resolved.value, ...(data ? { data } : {}) };
+}
+
+/**
+ * Which placeholders the server resolves. A bundle can arrive over the API from anyone with
+ * manage_api, and resolved values become readable definitions: so only environment variables
+ * named with the prefix (by default `DYN_`, never the server's own JWT_SECRET and the like) and
+ * only files inside the secrets directory (by default /run/secrets) may be used.
+ */
+export interface PlaceholderPolicy {
+  envPrefix: string;
+  secretFilesDir: string;
+}
+
+export const DEFAULT_PLACEHOLDER_POLICY: PlaceholderPolicy = { envPrefix: 'DYN_', secretFilesDir: '/run/secrets' };
+
+function refusedPlaceholder(placeholder: Placeholder, policy: PlaceholderPolicy): string | undefined {
+  if (placeholder.source === 'env') {
+    return placeholder.name.startsWith(policy.envPrefix) ? undefined : `only environment variables whose names start with ${policy.envPrefix} can be used`;
+  }
+  let real: string;
+  try {
+    real = realpathSync(placeholder.name);
+  } catch {
+    return undefined; // reported as unreadable
+  }
+  const root = resolvePath(policy.secretFilesDir);
+  return real === root || real.startsWith(root + sep) ? undefined : `only files inside ${policy.secretFilesDir} can be used`;
 }

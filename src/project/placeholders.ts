@@ -34,6 +34,8 @@ export interface ResolveOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Returns a file's text, or undefined when it cannot be read. Default: readFileSync as UTF-8. */
   readFile?: (path: string) => string | undefined;
+  /** Which placeholders may be resolved at all (the server's policy); a refused one is a problem. */
+  allow?: (placeholder: Placeholder) => string | undefined;
 }
 
 export type Resolved<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
@@ -87,6 +89,11 @@ export function resolvePlaceholders<T>(value: T, options: ResolveOptions = {}): 
       const syntax = syntaxProblem(placeholder);
       if (syntax) {
         problems.push({ path, message: syntax });
+        return whole;
+      }
+      const refused = options.allow?.(placeholder);
+      if (refused) {
+        problems.push({ path, message: `has ${whole}: ${refused}` });
         return whole;
       }
       const resolved = source === 'env' ? env[name] : readFile(name);

@@ -6,6 +6,7 @@ import type { RecordsService } from '../services/records.ts';
 import type { SettingsService } from '../services/settings.ts';
 import type { Store } from '../store/types.ts';
 import type { GroupDoc } from '../model/records.ts';
+import type { PlaceholderPolicy } from './apply.ts';
 
 /** What export, apply and import need: the services (so every write is validated) and the store for records. */
 export interface ProjectServices {
@@ -16,6 +17,8 @@ export interface ProjectServices {
   groups: GroupsService;
   records: RecordsService;
   settings: SettingsService;
+  /** Which placeholders apply may resolve (see apply.ts); the default when absent. */
+  placeholderPolicy?: PlaceholderPolicy;
 }
 
 const PAGE = 500;

@@ -91,7 +91,10 @@ export class ProjectSync {
       // Editors save atomically (write a temp file, rename): wait until the file stops changing.
       awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 },
     });
-    this.watcher.on('all', (_event, path) => this.onFileEvent(path));
+    // A new directory holds nothing yet; its files bring their own events.
+    this.watcher.on('all', (event, path) => {
+      if (event !== 'addDir') this.onFileEvent(path);
+    });
     await new Promise<void>((ready) => this.watcher?.once('ready', () => ready()));
     status.update({ watching: true });
   }
@@ -109,6 +112,9 @@ export class ProjectSync {
   reconcile(): Promise<void> {
     return this.enqueue(async () => {
       const { services, status } = this.options;
+      // Store changes not yet in the files go there first: otherwise applying the files with
+      // prune would undo them (a three-way merge: each side's changes since the last sync win).
+      if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) await this.writeBack();
       const loaded = loadProject(this.dir);
       if (loaded.problems.length > 0) {
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);

@@ -36,4 +36,17 @@ describe('placeholders survive apply and export', () => {
     const exported = await t.api('GET', '/api/project/export?format=json', { token: admin });
     expect(exported.body.data.groups[0].networkAccess.allowedIpRanges).toEqual(['10.0.0.9']);
   });
+
+  it.each([
+    ['a server variable without the DYN_ prefix', { description: '${env:JWT_SECRET}' }, 'only environment variables whose names start with DYN_ can be used'],
+    ['a file outside the secrets directory', { description: '${file:/etc/hostname}' }, 'only files inside /run/secrets can be used'],
+  ])('refuses %s (400) and changes nothing', async (_name, fields, message) => {
+    const res = await t.api('POST', '/api/project/apply', {
+      token: admin,
+      body: { groups: [], endpoints: [{ name: 'Leak', path: '/api/leak', method: 'GET', accessType: 'public', schema: {}, ...fields }] },
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.details)).toContain(message);
+    expect((await t.api('GET', '/api/leak')).status).toBe(404);
+  });
 });

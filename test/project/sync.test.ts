@@ -609,3 +609,19 @@ describe('export → import → export', () => {
     }
   });
 });
+
+describe('write-back racing a reconcile', () => {
+  it('a large apply through the API into an empty watched directory ends with every definition in the store and in the files', async () => {
+    const dir = syncTempDir();
+    const t = await start(watching(dir));
+    const endpoints = Array.from({ length: 25 }, (_, i) => ({ name: `Race ${i}`, path: `/api/race/items${i}`, method: 'GET', accessType: 'public', schema: {} }));
+    await call(t, 'POST', '/api/project/apply', { groups: [], endpoints });
+    // Meanwhile the watcher sees the written-back files (and their new directory); a reconcile
+    // must never prune what the store has but the files do not have yet.
+    await waitFor('every definition written back', () => existsSync(join(dir, 'endpoints')) && readdirSync(join(dir, 'endpoints')).length === 25, 5000);
+    await sleep(500);
+    const stored = (await exported(t)).endpoints.filter((e: { path: string }) => e.path.startsWith('/api/race/'));
+    expect(stored).toHaveLength(25);
+    expect(readdirSync(join(dir, 'endpoints'))).toHaveLength(25);
+  });
+});
