@@ -59,7 +59,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 
 async function startOnStore(config: Config, logger: Logger, store: Store, secrets: { access: string; refresh: string }, production: boolean): Promise<RunningServer> {
   const events = new EventBus();
-  const revisions = new Revisions(store, config.revisionCheckMs ?? (store.kind === 'embedded' ? 0 : 500));
+  const revisions = new Revisions(store, config.revisionCheckMs ?? 0);
   const settings = new SettingsService(store, revisions, events);
   const audit = new AuditLog(store, logger);
   const passwords = new Passwords(config.bcryptRounds);

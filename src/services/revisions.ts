@@ -1,12 +1,12 @@
 import type { Store } from '../store/types.ts';
 
 /**
- * Cross-instance cache invalidation. Anything cached in a process (settings, later the route
- * table) carries the revision it was built at; a write bumps the revision in the store, and
- * every instance compares before using its cache. On the embedded store the check costs a
- * `PRAGMA data_version` (has any other connection written?) and a read only when one has, so
- * it runs on every use; on MongoDB the read is throttled with REVISION_CHECK_MS, which bounds
- * how stale another instance can be.
+ * Cross-instance cache invalidation. Anything cached in a process (settings, the route table)
+ * carries the revision it was built at; a write bumps the revision in the store, and every
+ * instance compares before using its cache. On the embedded store the check costs a
+ * `PRAGMA data_version` (has any other connection written?) and a read only when one has; on
+ * MongoDB it is an indexed read, which REVISION_CHECK_MS (default 0: none) may let a process skip
+ * for that long, bounding how stale another instance can be.
  */
 interface RevisionDoc {
   _id: string;
