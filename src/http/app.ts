@@ -54,9 +54,12 @@ export function createApp(services: Services): Koa<DynState> {
   // endpoints) skip it, which keeps their per-request cost down.
   const management = api.routes();
   const allowedMethods = api.allowedMethods({ throw: false });
-  app.use((ctx, next) => (isReservedConcretePath(ctx.path) ? management(ctx as never, next) : next()));
+  app.use((ctx, next) => {
+    ctx.state.managementRoute = isReservedConcretePath(ctx.path);
+    return ctx.state.managementRoute ? management(ctx as never, next) : next();
+  });
   app.use(dynamicEndpoints(services.engine));
-  app.use((ctx, next) => (isReservedConcretePath(ctx.path) ? allowedMethods(ctx as never, next) : next()));
+  app.use((ctx, next) => (ctx.state.managementRoute ? allowedMethods(ctx as never, next) : next()));
 
   app.use(async (ctx) => {
     if (ctx.body !== undefined && ctx.body !== null) return;

@@ -11,6 +11,8 @@ export interface DynState {
   /** Set when credentials were presented but rejected; reported only where auth is required. */
   authError?: string;
   authVia?: 'bearer' | 'apiKey' | 'cookie';
+  /** The path is under one of the service's own route roots (decided once per request). */
+  managementRoute?: boolean;
 }
 
 export type DynContext = ParameterizedContext<DynState>;
