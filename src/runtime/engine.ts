@@ -14,6 +14,7 @@ import { DuplicateKeyError, InvalidFilterError, StoreError } from '../store/type
 import { accessDenial } from './access.ts';
 import type { CallCounter } from './call-counter.ts';
 import type { HandlerCache } from './handler-cache.ts';
+import { JsonText } from './json-text.ts';
 import { handlerDb } from './handler-db.ts';
 import type { RouteCache } from './route-cache.ts';
 import type { CompiledEndpoint, RouteMatch, RouteTable } from './route-table.ts';
@@ -37,10 +38,13 @@ export interface EngineRequest {
   skipNetworkRules?: boolean;
   /** Settings already loaded for this request (HTTP loads them once per request). */
   settings?: ActiveSettings | undefined;
+  /** The caller sends a JsonText body as is (HTTP); without this, bodies are plain objects. */
+  acceptsJsonText?: boolean;
 }
 
 export interface EngineResponse {
   status: number;
+  /** A plain object, or JsonText when the request accepts it. */
   body: unknown;
   endpointId: string;
 }
@@ -118,12 +122,22 @@ export class Engine {
       const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
       const populate = populateFields(endpoint, query.populate);
       const sort = sortOf(endpoint, query.sort);
-      const result = await records.list(resourcePath, { page, limit, ...(sort ? { sort } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) });
+      const options = { page, limit, ...(sort ? { sort } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) };
+      if (request.acceptsJsonText && populate.length === 0) {
+        const result = await records.listJson(resourcePath, options);
+        return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify({ page, limit, total: result.total })}}`) };
+      }
+      const result = await records.list(resourcePath, options);
       const items = await this.populate(table, request, result.items.map(flattenRecord), populate);
       return { status: 200, body: { success: true, data: items, meta: { page, limit, total: result.total } } };
     }
     if (method === 'GET') {
       const populate = populateFields(endpoint, readQuery(request.query, ITEM_PARAMS).populate);
+      if (request.acceptsJsonText && populate.length === 0) {
+        const json = await records.getJson(resourcePath, id as string);
+        if (json === null) throw notFound('Record not found');
+        return { status: 200, body: new JsonText(`{"success":true,"data":${json}}`) };
+      }
       const record = await records.get(resourcePath, id as string);
       if (!record) throw notFound('Record not found');
       const [item] = await this.populate(table, request, [flattenRecord(record)], populate);

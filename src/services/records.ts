@@ -1,7 +1,7 @@
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import { assertFieldPath } from '../store/filter.ts';
-import { InvalidFilterError, type Filter, type Page, type SortSpec, type Store } from '../store/types.ts';
+import { InvalidFilterError, type FindOptions, type Filter, type JsonView, type Page, type SortSpec, type Store } from '../store/types.ts';
 
 /**
  * Records of dynamic endpoints (`endpointdatas`), shared by every endpoint with the same
@@ -24,6 +24,10 @@ export interface ListOptions {
   sort?: SortSpec;
   exactTotal?: boolean;
 }
+
+/** How clients see a record, as the store's JSON view (the same shape as flattenRecord). */
+const RECORD_VIEW: JsonView = { spread: 'data', tail: ['createdAt', 'updatedAt', 'expiresAt'] };
+const RECORD_VIEW_WITH_PATH: JsonView = { ...RECORD_VIEW, fields: ['resourcePath'] };
 
 /** `{_id, ...data, createdAt, updatedAt}` plus `expiresAt` when set: how clients see a record. */
 export function flattenRecord(record: RecordDoc): Record<string, unknown> {
@@ -81,19 +85,26 @@ export class RecordsService {
     return this.store.collection<CountDoc>('recordcounts');
   }
 
-  async list(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<RecordDoc>> {
+  list(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<RecordDoc>> {
+    return this.page(resourcePath, options, filter, (where, find) => this.records.find(where, find));
+  }
+
+  /** A page of records as the JSON text clients get (`flattenRecord`'s shape), without parsing them. */
+  listJson(resourcePath: string, options: ListOptions): Promise<Page<string>> {
+    return this.page(resourcePath, options, {}, async (where, find) => (await this.records.findJson(where, find, RECORD_VIEW)).map((row) => row.json));
+  }
+
+  private async page<T>(resourcePath: string, options: ListOptions, filter: Filter, read: (where: Filter, find: FindOptions) => Promise<T[]>): Promise<Page<T>> {
     const where = { ...dataFilter(filter), resourcePath };
-    const sort = dataSort(options.sort) ?? { createdAt: 1 };
-    const skip = (options.page - 1) * options.limit;
-    const filtered = Object.keys(filter).length > 0;
-    if (options.exactTotal || filtered) return this.records.findPage(where, { page: options.page, limit: options.limit, sort });
-    const counter = await this.counts.findOne({ resourcePath });
+    const find = { sort: dataSort(options.sort) ?? { createdAt: 1 }, skip: (options.page - 1) * options.limit, limit: options.limit };
+    const exact = options.exactTotal === true || Object.keys(filter).length > 0;
+    const counter = exact ? null : await this.counts.findOne({ resourcePath });
     // Once a path has held expiring records, expiry may delete without going through delete():
-    // its counter is no longer trusted and the total is counted.
-    if (counter?.expiring) return this.records.findPage(where, { page: options.page, limit: options.limit, sort });
-    const items = await this.records.find(where, { sort, skip, limit: options.limit });
+    // its counter is no longer trusted and the total is counted, as it is for filtered lists.
+    if (exact || counter?.expiring) return { items: await read(where, find), total: await this.records.count(where) };
+    const items = await read(where, find);
     // The records on this page bound the total from below; an empty page past the end says nothing.
-    const seen = items.length > 0 ? skip + items.length : 0;
+    const seen = items.length > 0 ? find.skip + items.length : 0;
     return { items, total: Math.max(counter?.count ?? 0, seen) };
   }
 
@@ -105,6 +116,12 @@ export class RecordsService {
   async get(resourcePath: string, id: string): Promise<RecordDoc | null> {
     const record = await this.records.findById(id);
     return record?.resourcePath === resourcePath ? record : null;
+  }
+
+  /** One record as the JSON text clients get, or null. */
+  async getJson(resourcePath: string, id: string): Promise<string | null> {
+    const row = await this.records.findJsonById(id, RECORD_VIEW_WITH_PATH);
+    return row?.fields.resourcePath === resourcePath ? row.json : null;
   }
 
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {

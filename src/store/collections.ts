@@ -12,11 +12,17 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'groups', indexes: [{ fields: ['nameKey'], unique: true }] },
   { name: 'endpoints', indexes: [{ fields: ['path', 'method'], unique: true }, { fields: ['groupId'] }] },
   { name: 'endpointgroups', indexes: [{ fields: ['nameKey'], unique: true }] },
-  // (resourcePath, createdAt, _id) serves a page in list order without sorting ties.
-  { name: 'endpointdatas', indexes: [{ fields: ['resourcePath', 'createdAt', '_id'] }, { fields: ['endpointId'] }], ttl: true },
+  // (resourcePath, createdAt, _id) serves a page in list order without sorting ties. Records
+  // keep their fields in columns (embedded store), so pages are read and sent without parsing.
+  {
+    name: 'endpointdatas',
+    indexes: [{ fields: ['resourcePath', 'createdAt', '_id'] }, { fields: ['endpointId'] }],
+    ttl: true,
+    columns: { text: ['resourcePath', 'endpointId', 'createdAt', 'updatedAt', 'expiresAt'], json: ['data'] },
+  },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },
-  { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }] },
+  { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }], columns: { text: ['action', 'createdAt'] } },
   { name: 'systemsettings', indexes: [{ fields: ['key'], unique: true }] },
   { name: 'apikeys', indexes: [{ fields: ['keyId'], unique: true }] },
   // Internal: refresh-token sessions, login lockout counters, cache revisions.

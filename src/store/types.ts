@@ -55,6 +55,27 @@ export interface CounterChange {
   set?: Record<string, unknown>;
 }
 
+/**
+ * A read-only view of documents as JSON text: `{_id, ...doc[spread], <tail fields that are set>}`,
+ * the shape clients see records in. Served from stored text where the store can, so the hot
+ * read path need not parse documents and serialize them again.
+ */
+export interface JsonView {
+  /** An object field whose members are lifted to the top level. */
+  spread: string;
+  /** Top-level fields that follow, left out when null or missing. */
+  tail: readonly string[];
+  /** Top-level fields returned beside the text, in JsonRow.fields (null when missing). */
+  fields?: readonly string[];
+}
+
+export interface JsonRow {
+  /** The view, as JSON text. */
+  json: string;
+  /** `_id` and the view's `fields`. */
+  fields: Doc;
+}
+
 export interface Collection<T extends Doc = Doc> {
   readonly name: string;
   insertOne(doc: NewDoc<T>, options?: { counter?: CounterChange }): Promise<T>;
@@ -63,6 +84,8 @@ export interface Collection<T extends Doc = Doc> {
   findOne(filter: Filter, options?: { sort?: SortSpec }): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   findPage(filter: Filter, options: PageOptions): Promise<Page<T>>;
+  findJson(filter: Filter, options: FindOptions, view: JsonView): Promise<JsonRow[]>;
+  findJsonById(id: string, view: JsonView): Promise<JsonRow | null>;
   count(filter: Filter, search?: Search): Promise<number>;
   /** Updates the first match and returns it as it is after the update; null when nothing matched. */
   updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
@@ -82,6 +105,12 @@ export interface CollectionSpec {
   indexes: readonly IndexSpec[];
   /** Documents expire at their `expiresAt` date. */
   ttl?: boolean;
+  /**
+   * Top-level fields the embedded store keeps in columns of their own (MongoDB ignores this):
+   * `text` for strings and dates, `json` for an object. Queries, indexes and expiry read the
+   * columns instead of parsing each document.
+   */
+  columns?: { text?: readonly string[]; json?: readonly string[] };
 }
 
 export interface Store {

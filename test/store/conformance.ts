@@ -6,6 +6,7 @@ import {
   type Collection,
   type Doc,
   type Filter,
+  type JsonView,
   type Search,
   type SortSpec,
   type Store,
@@ -794,6 +795,552 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       expect(await store.sweepExpired()).toBe(0);
       expect(await attempts.count({})).toBe(1);
       expect(await attempts.findOne({ loginKey: 'ann' })).not.toBeNull();
+    });
+
+    describe('documents with fields in columns (endpointdatas)', () => {
+      // The embedded store keeps resourcePath, endpointId, createdAt, updatedAt and expiresAt of a
+      // record in text columns and `data` in a JSON column; none of that may be visible here.
+      const records = (): Collection => store.collection('endpointdatas');
+      const day = (n: number): Date => new Date(Date.UTC(2024, 0, n, 12));
+      const VIEW: JsonView = { spread: 'data', tail: ['createdAt', 'updatedAt', 'expiresAt'] };
+      const ids = (docs: Array<{ _id: string }>): string[] => docs.map((d) => d._id);
+      /** The document as every read returns it: dates as ISO strings, null kept, missing kept missing. */
+      const asRead = (doc: Record<string, unknown>): Doc => JSON.parse(JSON.stringify(doc)) as Doc;
+      /** The client view of a record as read: `{_id, ...data, createdAt, updatedAt, expiresAt when set}`. */
+      const shown = (doc: Doc): Record<string, unknown> => {
+        const out: Record<string, unknown> = { _id: doc._id, ...(doc.data as Record<string, unknown> | undefined) };
+        for (const field of VIEW.tail) if (doc[field] !== undefined && doc[field] !== null) out[field] = doc[field];
+        return out;
+      };
+      /** A view that also returns fields beside the text. */
+      const WITH_FIELDS: JsonView = { ...VIEW, fields: ['resourcePath', 'endpointId', 'expiresAt'] };
+      /** JsonRow.fields for WITH_FIELDS: `_id` and those fields, null when missing. */
+      const fieldsOf = (doc: Doc): Doc => ({
+        _id: doc._id,
+        resourcePath: doc.resourcePath ?? null,
+        endpointId: doc.endpointId ?? null,
+        expiresAt: doc.expiresAt ?? null,
+      });
+
+      // _id order is 1..6; createdAt order is 2, 3, 1, 4, 5. Record 6 has expired.
+      let seeded: Array<Record<string, unknown> & { _id: string }>;
+      const expected = (n: number): Doc => asRead(seeded[n - 1] as Doc);
+      const live = (...ns: number[]): string[] => ns.map(id);
+
+      beforeEach(async () => {
+        seeded = [
+          {
+            _id: id(1),
+            endpointId: 'e1',
+            resourcePath: '/books',
+            data: { title: 'Dune', price: 10, active: true, tags: ['x', 'y'], meta: { sku: 'D-1' }, note: 'n' },
+            expiresAt: null,
+            createdAt: day(3),
+            updatedAt: day(3),
+          },
+          {
+            _id: id(2),
+            endpointId: 'e1',
+            resourcePath: '/books',
+            data: { title: 'Emma', price: 25.5, active: false, tags: ['y'], meta: { sku: 'E-2' }, note: null },
+            expiresAt: future(),
+            createdAt: day(1),
+            updatedAt: day(5),
+          },
+          {
+            // No expiresAt at all; price is a string and tags a scalar, for type bracketing.
+            _id: id(3),
+            endpointId: 'e2',
+            resourcePath: '/films',
+            data: { title: 'Heat', price: '10', active: 1, tags: 'x', meta: 'D-1' },
+            createdAt: day(2),
+            updatedAt: day(2),
+          },
+          {
+            _id: id(4),
+            endpointId: 'e2',
+            resourcePath: '/films',
+            data: { title: 'Jaws', price: 10, tags: [], meta: { sku: 'J-4' } },
+            expiresAt: null,
+            createdAt: day(4),
+            updatedAt: day(4),
+          },
+          { _id: id(5), endpointId: 'e3', resourcePath: '/empty', data: {}, expiresAt: null, createdAt: day(5), updatedAt: day(6) },
+          {
+            _id: id(6),
+            endpointId: 'e1',
+            resourcePath: '/books',
+            data: { title: 'Dune', price: 10, active: true, tags: ['x', 'y'], meta: { sku: 'D-1' } },
+            expiresAt: past(),
+            createdAt: day(0),
+            updatedAt: day(0),
+          },
+        ];
+        await records().insertMany(seeded);
+      });
+
+      describe('reading back', () => {
+        it('findById returns each record exactly as written (dates as ISO strings, null kept, missing kept missing)', async () => {
+          for (const n of [1, 2, 3, 4, 5]) expect(await records().findById(id(n))).toStrictEqual(expected(n));
+          const nullExpiry = await records().findById(id(1));
+          expect(nullExpiry?.expiresAt).toBeNull();
+          expect(nullExpiry?.createdAt).toMatch(ISO_DATE);
+          expect((await records().findById(id(2)))?.expiresAt).toMatch(ISO_DATE);
+          expect(await records().findById(id(3))).not.toHaveProperty('expiresAt');
+          expect((await records().findById(id(5)))?.data).toStrictEqual({});
+        });
+
+        it('find returns the records exactly as written', async () => {
+          expect(await records().find({})).toStrictEqual([1, 2, 3, 4, 5].map(expected));
+          expect(await records().find({ resourcePath: '/films' })).toStrictEqual([expected(3), expected(4)]);
+          expect(await records().findOne({ endpointId: 'e3' })).toStrictEqual(expected(5));
+          expect((await records().findPage({ resourcePath: '/books' }, { page: 1, limit: 10 })).items).toStrictEqual([expected(1), expected(2)]);
+        });
+
+        it('insertOne returns the record as it is read back, with or without expiresAt, data or columns', async () => {
+          const full = await records().insertOne({
+            endpointId: 'e9',
+            resourcePath: '/new',
+            data: { title: 'New', when: day(7), list: [day(8), 1, 'a', null, { deep: true }] },
+            expiresAt: null,
+            createdAt: day(7),
+            updatedAt: day(7),
+          });
+          expect(full).toStrictEqual({
+            _id: expect.stringMatching(HEX_ID),
+            endpointId: 'e9',
+            resourcePath: '/new',
+            data: { title: 'New', when: day(7).toISOString(), list: [day(8).toISOString(), 1, 'a', null, { deep: true }] },
+            expiresAt: null,
+            createdAt: day(7).toISOString(),
+            updatedAt: day(7).toISOString(),
+          });
+          expect(await records().findById(full._id)).toStrictEqual(full);
+
+          const bare = await records().insertOne({ resourcePath: '/new', other: { a: 1 }, extra: 'x' });
+          expect(bare).toStrictEqual({ _id: bare._id, resourcePath: '/new', other: { a: 1 }, extra: 'x' });
+          expect(await records().findById(bare._id)).toStrictEqual(bare);
+
+          const nulls = await records().insertOne({ resourcePath: null, endpointId: null, data: null, createdAt: null, updatedAt: null });
+          expect(await records().findById(nulls._id)).toStrictEqual({
+            _id: nulls._id,
+            resourcePath: null,
+            endpointId: null,
+            data: null,
+            createdAt: null,
+            updatedAt: null,
+          });
+        });
+
+        it('a record written with ISO 8601 strings as dates is filtered and sorted by them', async () => {
+          await records().deleteMany({});
+          await records().insertMany([
+            { _id: id(11), resourcePath: '/s', createdAt: '2024-03-01T00:00:00.000Z', data: { n: 1 } },
+            { _id: id(12), resourcePath: '/s', createdAt: '2024-01-01T00:00:00.000Z', data: { n: 2 } },
+            { _id: id(13), resourcePath: '/s', createdAt: '2024-02-01T00:00:00.000Z', data: { n: 3 } },
+          ]);
+          expect(ids(await records().find({ createdAt: { $gt: '2024-01-15T00:00:00.000Z' } }))).toEqual([id(11), id(13)]);
+          expect(ids(await records().find({ createdAt: { $lt: '2024-02-01T00:00:00.000Z' } }))).toEqual([id(12)]);
+          expect(ids(await records().find({ createdAt: { $gte: '2024-02-01T00:00:00.000Z', $lte: '2024-03-01T00:00:00.000Z' } }))).toEqual([id(11), id(13)]);
+          expect(ids(await records().find({ createdAt: '2024-01-01T00:00:00.000Z' }))).toEqual([id(12)]);
+          expect(ids(await records().find({ resourcePath: '/s' }, { sort: { createdAt: -1 } }))).toEqual([id(11), id(13), id(12)]);
+        });
+      });
+
+      describe('filters', () => {
+        const cases: Array<[string, Filter, number[]]> = [
+          ['an empty filter matches every live record', {}, [1, 2, 3, 4, 5]],
+          ['equality on a column', { resourcePath: '/books' }, [1, 2]],
+          ['$eq on a column', { endpointId: { $eq: 'e2' } }, [3, 4]],
+          ['$in on a column', { resourcePath: { $in: ['/films', '/nope'] } }, [3, 4]],
+          ['$ne on a column', { resourcePath: { $ne: '/books' } }, [3, 4, 5]],
+          ['$nin on a column', { resourcePath: { $nin: ['/books', '/empty'] } }, [3, 4]],
+          ['a number does not equal a string column', { resourcePath: 5 }, []],
+          ['$gt on a date column with a Date', { createdAt: { $gt: day(2) } }, [1, 4, 5]],
+          ['$lt on a date column with a Date', { createdAt: { $lt: day(3) } }, [2, 3]],
+          ['$gte and $lte on a date column give a range', { createdAt: { $gte: day(2), $lte: day(4) } }, [1, 3, 4]],
+          ['equality on a date column with a Date', { createdAt: day(4) }, [4]],
+          ['$in on a date column with Dates', { updatedAt: { $in: [day(5), day(6)] } }, [2, 5]],
+          ['expiresAt null matches null and missing', { expiresAt: null }, [1, 3, 4, 5]],
+          ['expiresAt $exists true', { expiresAt: { $exists: true } }, [2]],
+          ['expiresAt $exists false', { expiresAt: { $exists: false } }, [1, 3, 4, 5]],
+          ['expiresAt $ne null', { expiresAt: { $ne: null } }, [2]],
+          ['$gt on expiresAt', { expiresAt: { $gt: new Date() } }, [2]],
+          ['a dotted path into a column holding a string is missing', { 'resourcePath.x': { $exists: false } }, [1, 2, 3, 4, 5]],
+          ['a dotted path into a column holding a string equals null', { 'resourcePath.x': null }, [1, 2, 3, 4, 5]],
+          ['equality on a member of the JSON column', { 'data.title': 'Emma' }, [2]],
+          ['$in on a member', { 'data.title': { $in: ['Dune', 'Jaws', 'Zzz'] } }, [1, 4]],
+          ['$ne on a member keeps records without it', { 'data.title': { $ne: 'Dune' } }, [2, 3, 4, 5]],
+          ['$nin on a member keeps records without it', { 'data.title': { $nin: ['Dune', 'Heat'] } }, [2, 4, 5]],
+          ['$gt on a numeric member does not match a string', { 'data.price': { $gt: 9 } }, [1, 2, 4]],
+          ['$lte on a numeric member', { 'data.price': { $lte: 10 } }, [1, 4]],
+          ['$gt and $lt on a member give a range', { 'data.price': { $gt: 10, $lt: 30 } }, [2]],
+          ['equality on a number does not match the same digits as a string', { 'data.price': 10 }, [1, 4]],
+          ['equality on a string does not match the same digits as a number', { 'data.price': '10' }, [3]],
+          ['$gte on a string matches strings only', { 'data.price': { $gte: '0' } }, [3]],
+          ['$in compares like types only', { 'data.price': { $in: [25.5, '10'] } }, [2, 3]],
+          ['true matches true only, not the number 1', { 'data.active': true }, [1]],
+          ['false matches false only', { 'data.active': false }, [2]],
+          ['the number 1 does not match true', { 'data.active': 1 }, [3]],
+          ['$ne true keeps false, 1 and missing', { 'data.active': { $ne: true } }, [2, 3, 4, 5]],
+          ['$has on a member array', { 'data.tags': { $has: 'x' } }, [1]],
+          ['$has matches every array holding the value', { 'data.tags': { $has: 'y' } }, [1, 2]],
+          ['a nested member', { 'data.meta.sku': 'D-1' }, [1]],
+          ['$exists on a nested member (a path through a string is missing)', { 'data.meta.sku': { $exists: true } }, [1, 2, 4]],
+          ['$gt on a nested member', { 'data.meta.sku': { $gt: 'E' } }, [2, 4]],
+          ['a member no record has equals null everywhere', { 'data.missing': null }, [1, 2, 3, 4, 5]],
+          ['null matches a null member and a missing one', { 'data.note': null }, [2, 3, 4, 5]],
+          ['$exists true on a member treats null as absent', { 'data.note': { $exists: true } }, [1]],
+          ['$exists false on a member', { 'data.title': { $exists: false } }, [5]],
+          ['$exists true on the JSON column (an empty object counts)', { data: { $exists: true } }, [1, 2, 3, 4, 5]],
+          ['$exists false on the JSON column', { data: { $exists: false } }, []],
+          ['a column and a member together', { resourcePath: '/books', 'data.active': false }, [2]],
+          ['$or over a column and a member', { $or: [{ resourcePath: '/empty' }, { 'data.price': { $gt: 20 } }] }, [2, 5]],
+          ['$or over a nested member and a column', { $or: [{ 'data.meta.sku': 'J-4' }, { endpointId: 'e3' }] }, [4, 5]],
+          ['$and over a date column and a member', { $and: [{ createdAt: { $lt: day(4) } }, { 'data.price': { $gte: 10 } }] }, [1, 2]],
+          ['$or with sibling column fields', { endpointId: 'e1', $or: [{ 'data.title': 'Emma' }, { 'data.title': 'Heat' }] }, [2]],
+          ['$in on _id leaves out an expired record', { _id: { $in: [id(2), id(6)] } }, [2]],
+        ];
+        for (const [description, filter, expectedIds] of cases) {
+          it(`${description}: ${JSON.stringify(filter)}`, async () => {
+            expect(ids(await records().find(filter))).toEqual(live(...expectedIds));
+            expect(await records().count(filter)).toBe(expectedIds.length);
+          });
+        }
+
+        it('search looks into columns and members of the JSON column', async () => {
+          const search: Search = { term: 'FILM', fields: ['resourcePath', 'data.title'] };
+          expect(ids(await records().find({}, { search }))).toEqual(live(3, 4));
+          expect(await records().count({}, { term: 'dun', fields: ['resourcePath', 'data.title'] })).toBe(1);
+          expect((await records().findPage({ endpointId: 'e1' }, { page: 1, limit: 10, search: { term: 'm', fields: ['data.title'] } })).total).toBe(1);
+        });
+      });
+
+      describe('sorting and paging', () => {
+        const sorts: Array<[string, Filter, SortSpec, number[]]> = [
+          ['ascending by a date column', {}, { createdAt: 1 }, [2, 3, 1, 4, 5]],
+          ['descending by a date column', {}, { createdAt: -1 }, [5, 4, 1, 3, 2]],
+          ['by a column, ties broken by _id', {}, { resourcePath: 1 }, [1, 2, 5, 3, 4]],
+          ['descending by a column, ties broken by ascending _id', {}, { endpointId: -1 }, [5, 3, 4, 1, 2]],
+          ['by a column and then a date column descending', {}, { resourcePath: 1, createdAt: -1 }, [1, 2, 5, 4, 3]],
+          ['ascending by a numeric member, missing first, ties by _id', { _id: { $ne: id(3) } }, { 'data.price': 1 }, [5, 1, 4, 2]],
+          ['descending by a numeric member, missing last, ties by ascending _id', { _id: { $ne: id(3) } }, { 'data.price': -1 }, [2, 1, 4, 5]],
+          ['by a string member', {}, { 'data.title': -1 }, [4, 3, 2, 1, 5]],
+          ['by a nested member', { 'data.meta.sku': { $exists: true } }, { 'data.meta.sku': -1 }, [4, 2, 1]],
+        ];
+        for (const [description, filter, sort, expectedIds] of sorts) {
+          it(`find sorts ${description}: ${JSON.stringify(sort)}`, async () => {
+            expect(ids(await records().find(filter, { sort }))).toEqual(live(...expectedIds));
+          });
+        }
+
+        it('skip and limit apply after sorting', async () => {
+          expect(ids(await records().find({}, { sort: { createdAt: 1 }, skip: 1, limit: 2 }))).toEqual(live(3, 1));
+          expect(ids(await records().find({ _id: { $ne: id(3) } }, { sort: { 'data.price': -1 }, limit: 2 }))).toEqual(live(2, 1));
+          expect(ids(await records().find({ resourcePath: '/books' }, { skip: 1 }))).toEqual(live(2));
+          expect(ids(await records().find({}, { skip: 5 }))).toEqual([]);
+        });
+
+        it('count and findPage totals count live records only', async () => {
+          expect(await records().count({})).toBe(5);
+          expect(await records().count({ resourcePath: '/books' })).toBe(2);
+          expect(await records().count({ 'data.title': 'Dune' })).toBe(1);
+          const page = await records().findPage({ resourcePath: { $ne: '/empty' } }, { page: 2, limit: 2, sort: { createdAt: 1 } });
+          expect(page.total).toBe(4);
+          expect(page.items).toStrictEqual([expected(1), expected(4)]);
+          const byPrice = await records().findPage({ 'data.price': { $gte: 10 } }, { page: 1, limit: 1, sort: { 'data.price': -1 } });
+          expect(byPrice).toStrictEqual({ items: [expected(2)], total: 3 });
+        });
+      });
+
+      describe('updating and deleting', () => {
+        it('$set of a member changes only that member', async () => {
+          const updated = await records().updateOne({ _id: id(1) }, { $set: { 'data.title': 'Dune Messiah', 'data.meta.year': 1969 } });
+          const want = expected(1);
+          want.data = { ...(want.data as object), title: 'Dune Messiah', meta: { sku: 'D-1', year: 1969 } };
+          expect(updated).toStrictEqual(want);
+          expect(await records().findById(id(1))).toStrictEqual(want);
+          expect(ids(await records().find({ 'data.title': 'Dune Messiah' }))).toEqual(live(1));
+          expect(ids(await records().find({ 'data.title': 'Dune' }))).toEqual([]);
+          expect(ids(await records().find({ 'data.meta.year': { $gt: 1900 } }))).toEqual(live(1));
+        });
+
+        it('$set of the whole JSON column replaces it', async () => {
+          const updated = await records().updateOne({ resourcePath: '/books', 'data.title': 'Emma' }, { $set: { data: { name: 'replaced', n: 1 }, updatedAt: day(9) } });
+          const want = { ...expected(2), data: { name: 'replaced', n: 1 }, updatedAt: day(9).toISOString() };
+          expect(updated).toStrictEqual(want);
+          expect(await records().findById(id(2))).toStrictEqual(want);
+          expect(ids(await records().find({ 'data.title': 'Emma' }))).toEqual([]);
+          expect(ids(await records().find({ 'data.name': 'replaced', updatedAt: { $gt: day(8) } }))).toEqual(live(2));
+        });
+
+        it('$set of a column moves the record between filters and sort positions', async () => {
+          const updated = await records().updateOne({ _id: id(3) }, { $set: { resourcePath: '/books', createdAt: day(10) } });
+          expect(updated).toStrictEqual({ ...expected(3), resourcePath: '/books', createdAt: day(10).toISOString() });
+          expect(ids(await records().find({ resourcePath: '/books' }, { sort: { createdAt: 1 } }))).toEqual(live(2, 1, 3));
+          expect(await records().count({ resourcePath: '/films' })).toBe(1);
+        });
+
+        it('$unset of a member removes it and keeps its siblings', async () => {
+          const updated = await records().updateOne({ _id: id(1) }, { $unset: ['data.tags', 'data.nothing'] });
+          const { tags: _tags, ...data } = expected(1).data as Record<string, unknown>;
+          expect(updated).toStrictEqual({ ...expected(1), data });
+          expect(await records().findById(id(1))).toStrictEqual(updated);
+          expect(ids(await records().find({ 'data.tags': { $exists: false } }))).toEqual(live(1, 5));
+          expect(ids(await records().find({ 'data.tags': { $has: 'x' } }))).toEqual([]);
+        });
+
+        it('$inc of a numeric member adds to it and starts a missing one from 0', async () => {
+          expect((await records().updateOne({ _id: id(1) }, { $inc: { 'data.price': 1 } }))?.data).toMatchObject({ price: 11 });
+          expect((await records().updateOne({ _id: id(5) }, { $inc: { 'data.price': 2.5 } }))?.data).toStrictEqual({ price: 2.5 });
+          expect(ids(await records().find({ 'data.price': 11 }))).toEqual(live(1));
+          expect(ids(await records().find({ 'data.price': { $lt: 5 } }))).toEqual(live(5));
+          expect(await records().findById(id(1))).toStrictEqual({ ...expected(1), data: { ...(expected(1).data as object), price: 11 } });
+        });
+
+        it('$unset of a column field leaves it missing; $set to null leaves it null', async () => {
+          expect(await records().updateOne({ _id: id(2) }, { $unset: ['expiresAt', 'data'] })).not.toBeNull();
+          const unset = await records().findById(id(2));
+          expect(unset).not.toHaveProperty('expiresAt');
+          expect(unset).not.toHaveProperty('data');
+          const { expiresAt: _e, data: _d, ...rest } = expected(2);
+          expect(unset).toStrictEqual(rest);
+
+          await records().updateOne({ _id: id(3) }, { $set: { expiresAt: null, endpointId: null } });
+          expect(await records().findById(id(3))).toStrictEqual({ ...expected(3), expiresAt: null, endpointId: null });
+          expect(ids(await records().find({ endpointId: null }))).toEqual(live(3));
+          expect(ids(await records().find({ data: { $exists: false } }))).toEqual(live(2));
+        });
+
+        it('$set of expiresAt into the past hides the record; into the future shows it', async () => {
+          await records().updateOne({ _id: id(1) }, { $set: { expiresAt: past() } });
+          expect(await records().findById(id(1))).toBeNull();
+          expect(await records().count({ resourcePath: '/books' })).toBe(1);
+          const later = future();
+          const updated = await records().updateOne({ _id: id(4) }, { $set: { expiresAt: later } });
+          expect(updated?.expiresAt).toBe(later.toISOString());
+          expect(ids(await records().find({ expiresAt: { $exists: true } }))).toEqual(live(2, 4));
+        });
+
+        it('updateMany by a column filter updates every live match', async () => {
+          expect(await records().updateMany({ resourcePath: '/books' }, { $set: { 'data.seen': true }, $inc: { 'data.views': 1 } })).toBe(2);
+          expect(ids(await records().find({ 'data.seen': true, 'data.views': 1 }))).toEqual(live(1, 2));
+          expect((await records().findById(id(2)))?.data).toStrictEqual({ ...(expected(2).data as object), seen: true, views: 1 });
+        });
+
+        it('an upsert creates a record from column and member equalities', async () => {
+          const doc = await records().updateOne({ resourcePath: '/new', 'data.slug': 's' }, { $set: { createdAt: day(9), expiresAt: null } }, { upsert: true });
+          expect(doc).toStrictEqual({ _id: expect.stringMatching(HEX_ID), resourcePath: '/new', data: { slug: 's' }, createdAt: day(9).toISOString(), expiresAt: null });
+          expect(await records().findById(doc?._id as string)).toStrictEqual(doc);
+          expect(ids(await records().find({ 'data.slug': 's' }))).toEqual([doc?._id]);
+        });
+
+        it('deleteOne by a column filter removes and returns the first live match', async () => {
+          expect(await records().deleteOne({ resourcePath: '/films' })).toStrictEqual(expected(3));
+          expect(await records().deleteOne({ 'data.tags': { $has: 'y' } })).toStrictEqual(expected(1));
+          expect(await records().deleteOne({ 'data.title': 'Nope' })).toBeNull();
+          expect(ids(await records().find({}))).toEqual(live(2, 4, 5));
+        });
+
+        it('deleteMany by column and member filters counts only live matches', async () => {
+          expect(await records().deleteMany({ createdAt: { $lt: day(3) } })).toBe(2);
+          expect(ids(await records().find({}))).toEqual(live(1, 4, 5));
+          expect(await records().deleteMany({ 'data.price': { $gte: 10 }, resourcePath: { $in: ['/books', '/films'] } })).toBe(2);
+          expect(await records().find({})).toStrictEqual([expected(5)]);
+        });
+      });
+
+      describe('expiry', () => {
+        it('an expired record is returned by no read', async () => {
+          expect(await records().findById(id(6))).toBeNull();
+          expect(await records().findOne({ _id: id(6) })).toBeNull();
+          expect(ids(await records().find({ resourcePath: '/books' }))).toEqual(live(1, 2));
+          expect(ids(await records().find({ 'data.title': 'Dune' }))).toEqual(live(1));
+          expect(await records().count({ endpointId: 'e1' })).toBe(2);
+          expect(await records().findJsonById(id(6), VIEW)).toBeNull();
+          expect((await records().findJson({ resourcePath: '/books' }, {}, VIEW)).map((row) => row.fields._id)).toEqual(live(1, 2));
+          expect(await records().findJson({ _id: id(6) }, {}, VIEW)).toEqual([]);
+          expect((await records().findPage({ resourcePath: '/books' }, { page: 1, limit: 10 })).total).toBe(2);
+        });
+
+        it('sweepExpired removes the expired record and leaves the live ones', async () => {
+          expect(await store.sweepExpired()).toBe(1);
+          expect(await records().count({})).toBe(5);
+          expect(await records().find({})).toStrictEqual([1, 2, 3, 4, 5].map(expected));
+        });
+      });
+
+      describe('findJson and findJsonById', () => {
+        it('findJson gives {_id, ...data, createdAt, updatedAt} and expiresAt only when set', async () => {
+          const rows = await records().findJson({}, {}, VIEW);
+          expect(rows.map((row) => JSON.parse(row.json) as unknown)).toStrictEqual([1, 2, 3, 4, 5].map((n) => shown(expected(n))));
+          const [first, second, third] = rows.map((row) => JSON.parse(row.json) as Record<string, unknown>);
+          expect(first).toStrictEqual({
+            _id: id(1),
+            title: 'Dune',
+            price: 10,
+            active: true,
+            tags: ['x', 'y'],
+            meta: { sku: 'D-1' },
+            note: 'n',
+            createdAt: day(3).toISOString(),
+            updatedAt: day(3).toISOString(),
+          });
+          expect(first).not.toHaveProperty('expiresAt');
+          expect(second?.expiresAt).toBe(expected(2).expiresAt);
+          expect(second?.note).toBeNull(); // a null member of data is shown as null
+          expect(third).not.toHaveProperty('expiresAt');
+        });
+
+        it('findJson keeps the order _id, data members, tail fields', async () => {
+          const rows = await records().findJson({ _id: { $in: [id(1), id(2)] } }, {}, VIEW);
+          expect(rows.map((row) => Object.keys(JSON.parse(row.json) as object))).toEqual([
+            ['_id', 'title', 'price', 'active', 'tags', 'meta', 'note', 'createdAt', 'updatedAt'],
+            ['_id', 'title', 'price', 'active', 'tags', 'meta', 'note', 'createdAt', 'updatedAt', 'expiresAt'],
+          ]);
+        });
+
+        it('findJson rows carry _id and the fields the view names (null when missing), beside the text', async () => {
+          const plain = await records().findJson({}, {}, VIEW);
+          expect(plain.map((row) => row.fields)).toStrictEqual([1, 2, 3, 4, 5].map((n) => ({ _id: id(n) })));
+          const rows = await records().findJson({}, {}, WITH_FIELDS);
+          expect(rows.map((row) => row.fields)).toStrictEqual([1, 2, 3, 4, 5].map((n) => fieldsOf(expected(n))));
+          expect(rows[0]?.fields).toStrictEqual({ _id: id(1), resourcePath: '/books', endpointId: 'e1', expiresAt: null });
+          expect(rows[1]?.fields.expiresAt).toBe(expected(2).expiresAt);
+          expect(rows[2]?.fields).toStrictEqual({ _id: id(3), resourcePath: '/films', endpointId: 'e2', expiresAt: null }); // missing reads as null
+          // The fields beside the text do not change the text.
+          expect(rows.map((row) => row.json)).toEqual(plain.map((row) => row.json));
+        });
+
+        it('findJson respects filter, sort, skip and limit', async () => {
+          const rows = await records().findJson({ resourcePath: { $ne: '/empty' } }, { sort: { createdAt: -1 }, skip: 1, limit: 2 }, VIEW);
+          expect(rows.map((row) => JSON.parse(row.json) as unknown)).toStrictEqual([shown(expected(1)), shown(expected(3))]);
+          const byPrice = await records().findJson({ 'data.price': { $gte: 10 } }, { sort: { 'data.price': -1 } }, VIEW);
+          expect(byPrice.map((row) => row.fields._id)).toEqual(live(2, 1, 4));
+          const searched = await records().findJson({}, { search: { term: 'jaw', fields: ['data.title'] } }, VIEW);
+          expect(searched.map((row) => row.fields._id)).toEqual(live(4));
+          expect(await records().findJson({ 'data.title': 'Nope' }, {}, VIEW)).toEqual([]);
+        });
+
+        it('an empty or missing data gives just {_id, createdAt, updatedAt}', async () => {
+          const [row] = await records().findJson({ resourcePath: '/empty' }, {}, VIEW);
+          expect(JSON.parse(row?.json ?? 'null')).toStrictEqual({ _id: id(5), createdAt: day(5).toISOString(), updatedAt: day(6).toISOString() });
+          const bare = await records().insertOne({ resourcePath: '/bare', createdAt: day(1), updatedAt: day(2) });
+          const bareRow = await records().findJsonById(bare._id, VIEW);
+          expect(JSON.parse(bareRow?.json ?? 'null')).toStrictEqual({ _id: bare._id, createdAt: day(1).toISOString(), updatedAt: day(2).toISOString() });
+          expect((await records().findJsonById(bare._id, WITH_FIELDS))?.fields).toStrictEqual({ _id: bare._id, resourcePath: '/bare', endpointId: null, expiresAt: null });
+          const nulled = await records().insertOne({ resourcePath: '/null', data: null, createdAt: day(3), updatedAt: null, expiresAt: null });
+          const nulledRow = await records().findJsonById(nulled._id, { ...VIEW, fields: ['resourcePath', 'updatedAt', 'expiresAt'] });
+          expect(JSON.parse(nulledRow?.json ?? 'null')).toStrictEqual({ _id: nulled._id, createdAt: day(3).toISOString() });
+          expect(nulledRow?.fields).toStrictEqual({ _id: nulled._id, resourcePath: '/null', updatedAt: null, expiresAt: null });
+        });
+
+        it('findJson reflects updates to members and columns', async () => {
+          await records().updateOne({ _id: id(4) }, { $set: { 'data.title': 'Jaws 2', updatedAt: day(20) }, $unset: ['data.tags'] });
+          const row = await records().findJsonById(id(4), { ...VIEW, fields: ['updatedAt', 'resourcePath'] });
+          expect(JSON.parse(row?.json ?? 'null')).toStrictEqual({
+            _id: id(4),
+            title: 'Jaws 2',
+            price: 10,
+            meta: { sku: 'J-4' },
+            createdAt: day(4).toISOString(),
+            updatedAt: day(20).toISOString(),
+          });
+          expect(row?.fields).toStrictEqual({ _id: id(4), updatedAt: day(20).toISOString(), resourcePath: '/films' });
+        });
+
+        it('findJsonById gives the same row as findJson, null for an unknown or expired id', async () => {
+          const all = await records().findJson({}, {}, WITH_FIELDS);
+          for (const [index, n] of [1, 2, 3, 4, 5].entries()) {
+            const row = await records().findJsonById(id(n), WITH_FIELDS);
+            expect(row).not.toBeNull();
+            expect(JSON.parse(row?.json ?? 'null')).toStrictEqual(JSON.parse(all[index]?.json ?? 'null'));
+            expect(row?.fields).toStrictEqual(all[index]?.fields);
+          }
+          expect(await records().findJsonById(id(99), WITH_FIELDS)).toBeNull();
+          expect(await records().findJsonById(id(6), WITH_FIELDS)).toBeNull();
+          expect(await records().findJsonById(id(6), VIEW)).toBeNull();
+        });
+
+        it('a view naming fields outside the columns gives the same shape', async () => {
+          const view: JsonView = { spread: 'data', tail: ['resourcePath', 'nope', 'createdAt'], fields: ['endpointId', 'nope', 'expiresAt'] };
+          await records().updateOne({ _id: id(1) }, { $set: { nope: 'here' } });
+          const rows = await records().findJson({ resourcePath: '/books' }, {}, view);
+          expect(rows.map((row) => JSON.parse(row.json) as unknown)).toStrictEqual([
+            { _id: id(1), ...(expected(1).data as object), resourcePath: '/books', nope: 'here', createdAt: day(3).toISOString() },
+            { _id: id(2), ...(expected(2).data as object), resourcePath: '/books', createdAt: day(1).toISOString() },
+          ]);
+          expect(rows.map((row) => row.fields)).toStrictEqual([
+            { _id: id(1), endpointId: 'e1', nope: 'here', expiresAt: null },
+            { _id: id(2), endpointId: 'e1', nope: null, expiresAt: expected(2).expiresAt },
+          ]);
+          const byId = await records().findJsonById(id(2), view);
+          expect(JSON.parse(byId?.json ?? 'null')).toStrictEqual(JSON.parse(rows[1]?.json ?? ''));
+          expect(byId?.fields).toStrictEqual(rows[1]?.fields);
+          // A tail field outside the columns with a fields list served from columns, and the reverse.
+          const mixed = await records().findJson({ _id: id(1) }, {}, { spread: 'data', tail: ['nope'], fields: ['resourcePath'] });
+          expect(mixed.map((row) => [JSON.parse(row.json) as unknown, row.fields])).toStrictEqual([
+            [{ _id: id(1), ...(expected(1).data as object), nope: 'here' }, { _id: id(1), resourcePath: '/books' }],
+          ]);
+          const other = await records().findJson({ _id: id(1) }, {}, { ...VIEW, fields: ['nope', 'data'] });
+          expect(other.map((row) => [JSON.parse(row.json) as unknown, row.fields])).toStrictEqual([
+            [shown(expected(1)), { _id: id(1), nope: 'here', data: expected(1).data }],
+          ]);
+        });
+
+        it('on a collection without a JSON column (logs) findJson and findJsonById give the same shapes', async () => {
+          const view: JsonView = { spread: 'body', tail: ['action', 'createdAt', 'note', 'absent'], fields: ['user', 'note', 'action'] };
+          const when = new Date('2024-04-05T06:07:08.009Z');
+          await logs().insertMany([
+            { _id: id(21), action: 'create', createdAt: when, user: 'ann', note: null, body: { a: 1, nested: { b: [1, 'two', null] }, at: when } },
+            { _id: id(22), action: 'delete', user: 'bob', note: 'gone', body: 'not an object' },
+            { _id: id(23), user: 'cid', body: {} },
+            { _id: id(24), action: 'read', createdAt: when },
+          ]);
+          const rows = await logs().findJson({}, { sort: { _id: 1 } }, view);
+          expect(rows.map((row) => JSON.parse(row.json) as unknown)).toStrictEqual([
+            { _id: id(21), a: 1, nested: { b: [1, 'two', null] }, at: when.toISOString(), action: 'create', createdAt: when.toISOString() },
+            { _id: id(22), action: 'delete', note: 'gone' },
+            { _id: id(23) },
+            { _id: id(24), action: 'read', createdAt: when.toISOString() },
+          ]);
+          expect(rows.map((row) => row.fields)).toStrictEqual([
+            { _id: id(21), user: 'ann', note: null, action: 'create' },
+            { _id: id(22), user: 'bob', note: 'gone', action: 'delete' },
+            { _id: id(23), user: 'cid', note: null, action: null },
+            { _id: id(24), user: null, note: null, action: 'read' },
+          ]);
+          expect(Object.keys(JSON.parse(rows[0]?.json ?? '{}') as object)).toEqual(['_id', 'a', 'nested', 'at', 'action', 'createdAt']);
+          const filtered = await logs().findJson({ action: { $in: ['create', 'read'] } }, { sort: { _id: -1 }, limit: 1 }, view);
+          expect(filtered.map((row) => row.fields._id)).toEqual([id(24)]);
+          const byId = await logs().findJsonById(id(21), view);
+          expect(byId?.json && JSON.parse(byId.json)).toStrictEqual(JSON.parse(rows[0]?.json ?? ''));
+          expect(byId?.fields).toStrictEqual(rows[0]?.fields);
+          expect(await logs().findJsonById(id(99), view)).toBeNull();
+        });
+
+        it('on a TTL collection without columns (sessions) findJson and findJsonById leave out expired documents', async () => {
+          const sessions = store.collection('sessions');
+          const view: JsonView = { spread: 'payload', tail: ['expiresAt'], fields: ['tokenHash', 'expiresAt'] };
+          const later = future();
+          await sessions.insertMany([
+            { _id: id(31), tokenHash: 'a', payload: { user: 'ann' }, expiresAt: past() },
+            { _id: id(32), tokenHash: 'b', payload: { user: 'bob' }, expiresAt: later },
+            { _id: id(33), tokenHash: 'c', payload: { user: 'cid' }, expiresAt: null },
+          ]);
+          const rows = await sessions.findJson({}, {}, view);
+          expect(rows.map((row) => JSON.parse(row.json) as unknown)).toStrictEqual([
+            { _id: id(32), user: 'bob', expiresAt: later.toISOString() },
+            { _id: id(33), user: 'cid' },
+          ]);
+          expect(rows.map((row) => row.fields)).toStrictEqual([
+            { _id: id(32), tokenHash: 'b', expiresAt: later.toISOString() },
+            { _id: id(33), tokenHash: 'c', expiresAt: null },
+          ]);
+          expect(await sessions.findJsonById(id(31), view)).toBeNull();
+          expect(JSON.parse((await sessions.findJsonById(id(33), view))?.json ?? 'null')).toStrictEqual({ _id: id(33), user: 'cid' });
+        });
+      });
     });
 
     describe('counters changed with an insert or delete', () => {

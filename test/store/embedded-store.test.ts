@@ -145,6 +145,113 @@ describe('embedded store', () => {
     await expect(second.collection('users').insertOne({ loginKey: 'ann' })).rejects.toMatchObject({ name: 'DuplicateKeyError' });
   });
 
+  it('a records table written in the old layout (whole documents in doc) is moved to columns when the store opens', async () => {
+    const dataDir = await dir();
+    const later = new Date(Date.now() + 60 * 60 * 1000).toISOString();
+    const old = [
+      {
+        _id: 'a00000000000000000000001',
+        endpointId: 'e1',
+        resourcePath: '/old',
+        data: { x: 1, title: 'one', nested: { deep: [1, { k: 'v' }, null], flag: true }, none: null },
+        expiresAt: null,
+        createdAt: '2024-01-02T00:00:00.000Z',
+        updatedAt: '2024-01-05T00:00:00.000Z',
+      },
+      {
+        _id: 'a00000000000000000000002',
+        endpointId: 'e1',
+        resourcePath: '/old',
+        data: { x: 2, tags: ['a', 'b'] },
+        expiresAt: later,
+        createdAt: '2024-01-01T00:00:00.000Z',
+        updatedAt: '2024-01-01T00:00:00.000Z',
+      },
+      // No expiresAt at all, and an empty data.
+      { _id: 'a00000000000000000000003', endpointId: 'e2', resourcePath: '/other', data: {}, createdAt: '2024-01-03T00:00:00.000Z', updatedAt: '2024-01-03T00:00:00.000Z' },
+    ];
+    const legacy = new DatabaseSync(join(dataDir, 'dyn.db'));
+    legacy.exec('CREATE TABLE "endpointdatas" (id TEXT PRIMARY KEY, doc TEXT NOT NULL) STRICT');
+    legacy.exec(`CREATE INDEX "endpointdatas__endpointId" ON "endpointdatas" (json_extract(doc, '$.endpointId'))`);
+    legacy.exec(
+      `CREATE INDEX "endpointdatas__resourcePath_createdAt__id" ON "endpointdatas" (json_extract(doc, '$.resourcePath'), json_extract(doc, '$.createdAt'), id)`,
+    );
+    legacy.exec(`CREATE INDEX "endpointdatas__expiresAt" ON "endpointdatas" (json_extract(doc, '$.expiresAt'))`);
+    const insert = legacy.prepare('INSERT INTO "endpointdatas" (id, doc) VALUES (?, ?)');
+    for (const doc of old) insert.run(doc._id, JSON.stringify(doc));
+    legacy.close();
+
+    const first = openSqliteStore({ dataDir });
+    try {
+      const records = first.collection('endpointdatas');
+      for (const doc of old) expect(await records.findById(doc._id)).toStrictEqual(doc);
+      expect(await records.findById(old[2]?._id as string)).not.toHaveProperty('expiresAt');
+      expect(await records.find({ resourcePath: '/old' }, { sort: { createdAt: 1 } })).toStrictEqual([old[1], old[0]]);
+      expect(await records.find({ 'data.x': 1 })).toStrictEqual([old[0]]);
+      expect(await records.find({ 'data.x': { $gte: 1 } }, { sort: { 'data.x': -1 } })).toStrictEqual([old[1], old[0]]);
+      expect(await records.find({ 'data.nested.flag': true, 'data.tags': { $exists: false } })).toStrictEqual([old[0]]);
+      expect(await records.find({ 'data.tags': { $has: 'b' } })).toStrictEqual([old[1]]);
+      expect(await records.find({ expiresAt: null })).toStrictEqual([old[0], old[2]]);
+      expect(await records.count({ endpointId: 'e1' })).toBe(2);
+      const view = { spread: 'data', tail: ['createdAt', 'updatedAt', 'expiresAt'] };
+      expect(JSON.parse((await records.findJsonById(old[0]?._id as string, view))?.json ?? 'null')).toStrictEqual({
+        _id: old[0]?._id,
+        ...old[0]?.data,
+        createdAt: old[0]?.createdAt,
+        updatedAt: old[0]?.updatedAt,
+      });
+
+      const added = await records.insertOne({ endpointId: 'e2', resourcePath: '/other', data: { y: 1 }, expiresAt: null, createdAt: new Date('2024-02-01T00:00:00.000Z'), updatedAt: new Date('2024-02-01T00:00:00.000Z') });
+      expect(await records.find({ resourcePath: '/other' }, { sort: { createdAt: 1 } })).toStrictEqual([old[2], added]);
+      expect(await records.updateOne({ _id: old[1]?._id as string }, { $set: { 'data.x': 3 } })).toStrictEqual({ ...old[1], data: { x: 3, tags: ['a', 'b'] } });
+      expect(await records.count({})).toBe(4);
+    } finally {
+      await first.close();
+    }
+
+    const inspect = new DatabaseSync(join(dataDir, 'dyn.db'), { readOnly: true });
+    try {
+      const columns = inspect.prepare('PRAGMA table_info("endpointdatas")').all().map((row) => row.name);
+      expect(columns).toEqual(expect.arrayContaining(['id', 'doc', 'resourcePath', 'endpointId', 'createdAt', 'updatedAt', 'expiresAt', 'data']));
+      // The fields now live in their columns, not in doc, and the indexes read the columns.
+      const stored = inspect.prepare('SELECT doc, "resourcePath", "data" FROM "endpointdatas" WHERE id = ?').get(old[0]?._id as string);
+      expect(stored?.resourcePath).toBe('/old');
+      expect(JSON.parse(stored?.data as string)).toStrictEqual(old[0]?.data);
+      expect(JSON.parse(stored?.doc as string)).not.toHaveProperty('resourcePath');
+      expect(JSON.parse(stored?.doc as string)).not.toHaveProperty('data');
+      const indexes = inspect.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'endpointdatas' AND sql IS NOT NULL").all();
+      expect(indexes.map((index) => index.name)).toEqual(
+        expect.arrayContaining(['endpointdatas__endpointId', 'endpointdatas__resourcePath_createdAt__id', 'endpointdatas__expiresAt']),
+      );
+      for (const index of indexes) expect(index.sql).not.toMatch(/json_extract\(doc/);
+      expect(inspect.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'endpointdatas%'").all().map((row) => row.name)).toEqual(['endpointdatas']);
+    } finally {
+      inspect.close();
+    }
+
+    // Opening again finds the columns in place and changes nothing.
+    const second = open(dataDir).collection('endpointdatas');
+    expect(await second.count({})).toBe(4);
+    expect(await second.findById(old[0]?._id as string)).toStrictEqual(old[0]);
+    expect(await second.findById(old[2]?._id as string)).toStrictEqual(old[2]);
+    expect((await second.find({ resourcePath: '/old' }, { sort: { createdAt: 1 } })).map((doc) => doc._id)).toEqual([old[1]?._id, old[0]?._id]);
+    const reread = new DatabaseSync(join(dataDir, 'dyn.db'), { readOnly: true });
+    try {
+      expect(reread.prepare('PRAGMA table_info("endpointdatas")').all().map((row) => row.name)).toEqual([
+        'id',
+        'doc',
+        'resourcePath',
+        'endpointId',
+        'createdAt',
+        'updatedAt',
+        'expiresAt',
+        'data',
+      ]);
+    } finally {
+      reread.close();
+    }
+  });
+
   it('the database file uses the WAL journal', async () => {
     const dataDir = await dir();
     open(dataDir);

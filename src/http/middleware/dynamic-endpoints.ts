@@ -1,5 +1,6 @@
 import type { Next } from 'koa';
 import type { Engine } from '../../runtime/engine.ts';
+import { JsonText } from '../../runtime/json-text.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -20,9 +21,15 @@ export function dynamicEndpoints(engine: Engine) {
       principal: ctx.state.principal,
       authError: ctx.state.authError,
       settings: ctx.state.settings,
+      acceptsJsonText: true,
     });
     if (!response) return next();
     ctx.status = response.status;
-    ctx.body = response.body;
+    if (response.body instanceof JsonText) {
+      ctx.set('Content-Type', 'application/json; charset=utf-8');
+      ctx.body = response.body.text;
+    } else {
+      ctx.body = response.body;
+    }
   };
 }

@@ -1,6 +1,7 @@
 import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
 import { newId } from '../../lib/ids.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
+import { jsonRowOf } from '../json-view.ts';
 import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
@@ -211,6 +212,15 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
   // "The first match" is the first in _id order, as for findOne and in the embedded store.
   const firstById = { _id: 1 } as const;
 
+  const findById = (id: string): Promise<Doc | null> => g(async () => read(await raw.findOne(buildFilter(spec, { _id: id }))));
+  const find = (filter: Filter, options: FindOptions = {}): Promise<Doc[]> =>
+    g(async () => {
+      let cursor = raw.find(buildFilter(spec, filter, options.search)).sort(sortOf(options.sort));
+      if (options.skip) cursor = cursor.skip(options.skip);
+      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+      return (await cursor.toArray()).map((d) => read(d) as Doc);
+    });
+
   return {
     name: spec.name,
     insertOne: (doc, options) =>
@@ -227,15 +237,14 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
         await raw.insertMany(stored, { ordered: true });
         return stored.map((d) => read(d) as Doc);
       }),
-    findById: (id) => g(async () => read(await raw.findOne(buildFilter(spec, { _id: id })))),
+    findById: (id) => findById(id),
     findOne: (filter, options) => g(async () => read(await raw.findOne(buildFilter(spec, filter), { sort: sortOf(options?.sort) }))),
-    find: (filter, options = {}) =>
-      g(async () => {
-        let cursor = raw.find(buildFilter(spec, filter, options.search)).sort(sortOf(options.sort));
-        if (options.skip) cursor = cursor.skip(options.skip);
-        if (options.limit !== undefined) cursor = cursor.limit(options.limit);
-        return (await cursor.toArray()).map((d) => read(d) as Doc);
-      }),
+    find: (filter, options = {}) => find(filter, options),
+    findJson: async (filter, options, view) => (await find(filter, options)).map((doc) => jsonRowOf(doc, view)),
+    findJsonById: async (id, view) => {
+      const doc = await findById(id);
+      return doc ? jsonRowOf(doc, view) : null;
+    },
     findPage: (filter, options) =>
       g(async () => {
         const query = buildFilter(spec, filter, options.search);

@@ -10,8 +10,9 @@ import { parentPort, workerData } from 'node:worker_threads';
  */
 interface AppendRequest {
   id: number;
-  table: string;
-  rows: Array<[string, string]>;
+  /** The INSERT statement, one `?` per value of a row. */
+  sql: string;
+  rows: Array<Array<string | number | null>>;
 }
 
 const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: number };
@@ -22,14 +23,14 @@ const statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
 
 parentPort?.on('message', (request: AppendRequest) => {
   try {
-    let insert = statements.get(request.table);
+    let insert = statements.get(request.sql);
     if (!insert) {
-      insert = db.prepare(`INSERT INTO "${request.table}" (id, doc) VALUES (?, ?)`);
-      statements.set(request.table, insert);
+      insert = db.prepare(request.sql);
+      statements.set(request.sql, insert);
     }
     db.exec('BEGIN IMMEDIATE');
     try {
-      for (const [id, doc] of request.rows) insert.run(id, doc);
+      for (const row of request.rows) insert.run(...row);
       db.exec('COMMIT');
     } catch (error) {
       db.exec('ROLLBACK');

@@ -24,11 +24,12 @@ export class AppendWriter {
     });
   }
 
-  append(table: string, rows: Array<[string, string]>): Promise<void> {
+  /** Runs `sql` (an INSERT) once per row, all in one transaction. */
+  append(sql: string, rows: Array<Array<string | number | null>>): Promise<void> {
     const id = this.nextId++;
     const done = new Promise<void>((resolve, reject) => {
       this.waiters.set(id, { resolve, reject });
-      this.worker.postMessage({ id, table, rows });
+      this.worker.postMessage({ id, sql, rows });
     });
     this.inFlight.add(done);
     const forget = (): void => void this.inFlight.delete(done);

@@ -1,20 +1,12 @@
 import { assertFieldPath, type FilterNode, type Scalar } from '../filter.ts';
+import type { Layout, SqlValue } from './layout.ts';
 
 /**
- * Compiles a parsed filter into a WHERE clause over `doc` (the JSON text of a document).
- * Every field is read through fieldExpr so that the text matches the expression indexes
- * created in sqlite-store.ts and SQLite can use them.
+ * Compiles a parsed filter into a WHERE clause over a collection's table. Every field is read
+ * through the layout's fieldExpr, so the text matches the indexes created in sqlite-store.ts
+ * (columns or expressions) and SQLite can use them.
  */
-export type SqlValue = string | number | null;
-
-export function fieldExpr(field: string): string {
-  return field === '_id' ? 'id' : `json_extract(doc, '$.${field}')`;
-}
-
-/** The SQL type of a field: json_type names ('integer', 'real', 'text', 'true', 'false', 'null', ...). */
-function typeExpr(field: string): string {
-  return field === '_id' ? 'typeof(id)' : `json_type(doc, '$.${field}')`;
-}
+export type { SqlValue } from './layout.ts';
 
 export function toSqlValue(value: Scalar): SqlValue {
   if (value instanceof Date) return value.toISOString();
@@ -34,9 +26,9 @@ function typeGuard(type: string, value: Scalar): string {
 }
 
 /** The field equals one of the (non-null) values, comparing like types only. */
-function equalsAny(field: string, values: Scalar[], params: SqlValue[]): string {
-  const expr = fieldExpr(field);
-  const type = typeExpr(field);
+function equalsAny(layout: Layout, field: string, values: Scalar[], params: SqlValue[]): string {
+  const expr = layout.fieldExpr(field);
+  const type = layout.typeExpr(field);
   const groups: string[] = [];
   const inList = (list: Scalar[]): string => {
     params.push(...list.map(toSqlValue));
@@ -56,47 +48,49 @@ function equalsAny(field: string, values: Scalar[], params: SqlValue[]): string 
   return groups.length > 0 ? groups.map((g) => `(${g})`).join(' OR ') : '0';
 }
 
-export function compileWhere(node: FilterNode, params: SqlValue[]): string {
+export function compileWhere(layout: Layout, node: FilterNode, params: SqlValue[]): string {
   switch (node.kind) {
     case 'and':
     case 'or': {
       if (node.children.length === 0) return node.kind === 'and' ? '1' : '0';
-      const parts = node.children.map((child) => `(${compileWhere(child, params)})`);
+      const parts = node.children.map((child) => `(${compileWhere(layout, child, params)})`);
       return parts.join(node.kind === 'and' ? ' AND ' : ' OR ');
     }
     case 'compare':
-      return compileCompare(node.field, node.op, node.value, params);
+      return compileCompare(layout, node.field, node.op, node.value, params);
   }
 }
 
-function compileCompare(field: string, op: string, value: Scalar | Scalar[] | boolean, params: SqlValue[]): string {
-  const expr = fieldExpr(field);
+function compileCompare(layout: Layout, field: string, op: string, value: Scalar | Scalar[] | boolean, params: SqlValue[]): string {
+  const expr = layout.fieldExpr(field);
   switch (op) {
     case '$eq':
       if (value === null) return `${expr} IS NULL`;
-      return `(${equalsAny(field, [value as Scalar], params)})`;
+      return `(${equalsAny(layout, field, [value as Scalar], params)})`;
     case '$ne':
       if (value === null) return `${expr} IS NOT NULL`;
-      return `(${expr} IS NULL OR NOT (${equalsAny(field, [value as Scalar], params)}))`;
+      return `(${expr} IS NULL OR NOT (${equalsAny(layout, field, [value as Scalar], params)}))`;
     case '$gt':
     case '$gte':
     case '$lt':
     case '$lte': {
       const sqlOp = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
       params.push(toSqlValue(value as Scalar));
-      return `${typeGuard(typeExpr(field), value as Scalar)} AND ${expr} ${sqlOp} ?`;
+      return `${typeGuard(layout.typeExpr(field), value as Scalar)} AND ${expr} ${sqlOp} ?`;
     }
     case '$in':
     case '$nin': {
       const list = value as Scalar[];
       const hasNull = list.includes(null);
-      const inList = equalsAny(field, list.filter((v) => v !== null), params);
+      const inList = equalsAny(layout, field, list.filter((v) => v !== null), params);
       if (op === '$in') return hasNull ? `(${inList} OR ${expr} IS NULL)` : `(${inList})`;
       return hasNull ? `(${expr} IS NOT NULL AND NOT (${inList}))` : `(${expr} IS NULL OR NOT (${inList}))`;
     }
     case '$exists':
       return value ? `${expr} IS NOT NULL` : `${expr} IS NULL`;
     case '$has': {
+      const source = layout.arraySource(field);
+      if (source === null) return '0';
       let match: string;
       if (value === null) {
         match = `item.type = 'null'`;
@@ -104,19 +98,19 @@ function compileCompare(field: string, op: string, value: Scalar | Scalar[] | bo
         params.push(toSqlValue(value as Scalar));
         match = `item.value = ? AND ${typeGuard('item.type', value as Scalar)}`;
       }
-      return `(${typeExpr(field)} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, '$.${field}') AS item WHERE ${match}))`;
+      return `(${layout.typeExpr(field)} = 'array' AND EXISTS (SELECT 1 FROM json_each(${source}) AS item WHERE ${match}))`;
     }
     default:
       throw new Error(`unhandled operator ${op}`);
   }
 }
 
-export function compileSearch(term: string, fields: readonly string[], params: SqlValue[]): string {
+export function compileSearch(layout: Layout, term: string, fields: readonly string[], params: SqlValue[]): string {
   const pattern = `%${term.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
   const parts = fields.map((field) => {
     assertFieldPath(field);
     params.push(pattern);
-    return `${fieldExpr(field)} LIKE ? ESCAPE '\\'`;
+    return `${layout.fieldExpr(field)} LIKE ? ESCAPE '\\'`;
   });
   return parts.length > 0 ? parts.join(' OR ') : '0';
 }

@@ -14,6 +14,8 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type JsonRow,
+  type JsonView,
   type NewDoc,
   type Page,
   type PageOptions,
@@ -23,11 +25,13 @@ import {
   type Update,
 } from '../types.ts';
 import { AppendWriter } from './append-writer.ts';
-import { compileSearch, compileWhere, fieldExpr, type SqlValue } from './sql-filter.ts';
+import { layoutOf, type Layout, type SqlValue } from './layout.ts';
+import { compileSearch, compileWhere } from './sql-filter.ts';
+import { jsonRowOf } from '../json-view.ts';
 
 /**
  * The embedded store: one SQLite database in DATA_DIR holding a table per collection, each row
- * the JSON text of one document. node:sqlite is synchronous, so a statement never interleaves
+ * the JSON text of one document (some fields in columns of their own: see layout.ts). node:sqlite is synchronous, so a statement never interleaves
  * with another in this process; BEGIN IMMEDIATE serialises read-modify-write against other
  * processes on the same file.
  */
@@ -68,14 +72,16 @@ export function openSqliteStore(options: SqliteOptions): Store {
     db.exec('BEGIN IMMEDIATE');
     try {
       for (const spec of COLLECTIONS) {
-        db.exec(`CREATE TABLE IF NOT EXISTS "${spec.name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL) STRICT`);
+        const layout = layoutOf(spec);
+        const created = createTable(db, layout);
+        if (!created) moveToColumns(db, spec, layout);
         for (const index of spec.indexes) {
           const name = indexName(spec, index.fields);
           if (index.unique) uniqueIndexFields.set(name, [...index.fields]);
-          const columns = index.fields.map(fieldExpr).join(', ');
+          const columns = index.fields.map((field) => layout.fieldExpr(field)).join(', ');
           db.exec(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS "${name}" ON "${spec.name}" (${columns})`);
         }
-        if (spec.ttl) db.exec(`CREATE INDEX IF NOT EXISTS "${spec.name}__expiresAt" ON "${spec.name}" (${fieldExpr('expiresAt')})`);
+        if (spec.ttl) db.exec(`CREATE INDEX IF NOT EXISTS "${spec.name}__expiresAt" ON "${spec.name}" (${layout.fieldExpr('expiresAt')})`);
       }
       db.exec('COMMIT');
     } catch (error) {
@@ -84,15 +90,23 @@ export function openSqliteStore(options: SqliteOptions): Store {
     }
   });
 
+  // Prepared statements by SQL text. Page bounds are part of the text (see limitClause), so the
+  // cache is emptied when it grows past a bound instead of growing with every page visited.
   const statements = new Map<string, StatementSync>();
-  const prepare = (sql: string): StatementSync => {
-    let statement = statements.get(sql);
+  const arrayStatements = new Map<string, StatementSync>();
+  const cached = (cache: Map<string, StatementSync>, sql: string, arrays: boolean): StatementSync => {
+    let statement = cache.get(sql);
     if (!statement) {
+      if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
       statement = db.prepare(sql);
-      statements.set(sql, statement);
+      if (arrays) statement.setReturnArrays(true);
+      cache.set(sql, statement);
     }
     return statement;
   };
+  const prepare = (sql: string): StatementSync => cached(statements, sql, false);
+  // Rows come back as arrays of values in select-list order, cheaper to build than objects.
+  const prepareArrays = (sql: string): StatementSync => cached(arrayStatements, sql, true);
 
   function guard<T>(collection: string, work: () => T): T {
     try {
@@ -198,33 +212,32 @@ export function openSqliteStore(options: SqliteOptions): Store {
   };
 
   function makeCollection(spec: CollectionSpec): Collection {
-    const table = `"${spec.name}"`;
+    const layout = layoutOf(spec);
+    const table = layout.table;
+
+    const ttlClause = (params: SqlValue[]): string => {
+      const expires = layout.fieldExpr('expiresAt');
+      params.push(new Date().toISOString());
+      return `${expires} IS NULL OR ${expires} > ?`;
+    };
 
     const where = (node: FilterNode, search: Search | undefined, params: SqlValue[]): string => {
-      const clauses = [compileWhere(node, params)];
-      if (search && search.term !== '') clauses.push(compileSearch(search.term, search.fields, params));
-      if (spec.ttl) {
-        const expires = fieldExpr('expiresAt');
-        params.push(new Date().toISOString());
-        clauses.push(`${expires} IS NULL OR ${expires} > ?`);
-      }
+      const clauses = [compileWhere(layout, node, params)];
+      if (search && search.term !== '') clauses.push(compileSearch(layout, search.term, search.fields, params));
+      if (spec.ttl) clauses.push(ttlClause(params));
       return clauses.map((c) => `(${c})`).join(' AND ');
     };
 
     const orderBy = (sort: SortSpec | undefined): string => {
-      const parts = parseSort(sort).map(({ field, direction }) => `${fieldExpr(field)} ${direction === 1 ? 'ASC' : 'DESC'}`);
+      const parts = parseSort(sort).map(({ field, direction }) => `${layout.fieldExpr(field)} ${direction === 1 ? 'ASC' : 'DESC'}`);
       parts.push('id ASC');
       return ` ORDER BY ${parts.join(', ')}`;
     };
 
     const selectRows = (filter: Filter, options: FindOptions): Doc[] => {
       const params: SqlValue[] = [];
-      let sql = `SELECT doc FROM ${table} WHERE ${where(parseFilter(filter), options.search, params)}${orderBy(options.sort)}`;
-      if (options.limit !== undefined || options.skip !== undefined) {
-        sql += ' LIMIT ? OFFSET ?';
-        params.push(options.limit ?? -1, options.skip ?? 0);
-      }
-      return prepare(sql).all(...params).map((row) => JSON.parse(row.doc as string) as Doc);
+      const sql = `SELECT ${layout.selectList} FROM ${table} WHERE ${where(parseFilter(filter), options.search, params)}${orderBy(options.sort)}${limitClause(options)}`;
+      return prepare(sql).all(...params).map((row) => layout.fromRow(row));
     };
 
     const countRows = (filter: Filter, search?: Search): number => {
@@ -233,15 +246,18 @@ export function openSqliteStore(options: SqliteOptions): Store {
       return Number(row?.n ?? 0);
     };
 
+    const insertSql = insertStatement(layout);
     const insertRow = (doc: NewDoc<Doc>): Doc => {
       const stored = JSON.parse(JSON.stringify({ ...doc, _id: doc._id ?? newId() })) as Doc;
-      prepare(`INSERT INTO ${table} (id, doc) VALUES (?, ?)`).run(stored._id, JSON.stringify(stored));
+      prepare(insertSql).run(...layout.toRow(stored));
       return stored;
     };
 
+    const updateSql = `UPDATE ${table} SET ${['doc', ...layout.columns.map((c) => `"${c}"`)].map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
     const writeRow = (doc: Record<string, unknown>): Doc => {
       const stored = JSON.parse(JSON.stringify(doc)) as Doc;
-      prepare(`UPDATE ${table} SET doc = ? WHERE id = ?`).run(JSON.stringify(stored), stored._id);
+      const [id, ...values] = layout.toRow(stored);
+      prepare(updateSql).run(...values, id as string);
       return stored;
     };
 
@@ -257,13 +273,51 @@ export function openSqliteStore(options: SqliteOptions): Store {
       updateOneSync(filter, update, true);
     });
 
+    const expired = (doc: Doc): boolean => spec.ttl === true && typeof doc.expiresAt === 'string' && doc.expiresAt <= new Date().toISOString();
+
     // Reading by id is the hot path of record reads: a primary-key lookup, expiry checked here.
+    const selectByIdSql = `SELECT ${layout.selectList} FROM ${table} WHERE id = ?`;
     const selectById = (id: string): Doc | null => {
-      const row = prepare(`SELECT doc FROM ${table} WHERE id = ?`).get(id);
+      const row = prepare(selectByIdSql).get(id);
       if (!row) return null;
-      const doc = JSON.parse(row.doc as string) as Doc;
-      if (spec.ttl && typeof doc.expiresAt === 'string' && doc.expiresAt <= new Date().toISOString()) return null;
-      return doc;
+      const doc = layout.fromRow(row);
+      return expired(doc) ? null : doc;
+    };
+
+    /**
+     * A view read straight from columns when the layout keeps its fields there: only the columns
+     * it shows are selected, as arrays (cheaper than row objects), and none is parsed.
+     */
+    const selectView = (filter: Filter | null, id: string | null, options: FindOptions, view: JsonView): JsonRow[] => {
+      if (!layout.servesView(view)) {
+        const docs = id !== null ? [selectById(id)].filter((doc): doc is Doc => doc !== null) : selectRows(filter ?? {}, options);
+        return docs.map((doc) => jsonRowOf(doc, view));
+      }
+      const shown = [view.spread, ...view.tail, ...(view.fields ?? [])];
+      const params: SqlValue[] = [];
+      let sql = `SELECT id, ${shown.map((field) => `"${field}"`).join(', ')} FROM ${table} WHERE `;
+      if (id !== null) {
+        params.push(id);
+        sql += `id = ?${spec.ttl ? ` AND (${ttlClause(params)})` : ''}`;
+      } else {
+        sql += `${where(parseFilter(filter ?? {}), options.search, params)}${orderBy(options.sort)}${limitClause(options)}`;
+      }
+      const tailKeys = view.tail.map((field) => `,${JSON.stringify(field)}:`);
+      const fieldsAt = 2 + view.tail.length;
+      return prepareArrays(sql).all(...params).map((values): JsonRow => {
+        const row = values as unknown as SqlValue[];
+        let json = `{"_id":${JSON.stringify(row[0])}`;
+        const spread = row[1];
+        // Stored by JSON.stringify, so '{}' is the only empty object and members sit between the braces.
+        if (typeof spread === 'string' && spread.length > 2) json += `,${spread.slice(1, -1)}`;
+        for (let i = 0; i < tailKeys.length; i++) {
+          const value = row[2 + i];
+          if (value !== null && value !== undefined) json += tailKeys[i] + JSON.stringify(value);
+        }
+        const fields: Doc = { _id: row[0] as string };
+        (view.fields ?? []).forEach((field, i) => (fields[field] = row[fieldsAt + i] ?? null));
+        return { json: `${json}}`, fields };
+      });
     };
 
     const run = <T>(work: () => T): Promise<T> => {
@@ -289,6 +343,8 @@ export function openSqliteStore(options: SqliteOptions): Store {
       findById: (id) => run(() => (typeof id === 'string' ? selectById(id) : null)),
       findOne: (filter, options) => run(() => selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) })[0] ?? null),
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
+      findJson: (filter, options, view) => run(() => selectView(filter, null, options, view)),
+      findJsonById: (id, view) => run(() => (typeof id === 'string' ? (selectView(null, id, {}, view)[0] ?? null) : null)),
       findPage: (filter, options: PageOptions) =>
         run((): Page<Doc> => {
           const items = selectRows(filter, { ...options, skip: (options.page - 1) * options.limit, limit: options.limit });
@@ -347,21 +403,18 @@ export function openSqliteStore(options: SqliteOptions): Store {
       const now = new Date().toISOString();
       let removed = 0;
       for (const spec of COLLECTIONS.filter((c) => c.ttl)) {
-        const result = guard(spec.name, () => prepare(`DELETE FROM "${spec.name}" WHERE ${fieldExpr('expiresAt')} <= ?`).run(now));
+        const result = guard(spec.name, () => prepare(`DELETE FROM "${spec.name}" WHERE ${layoutOf(spec).fieldExpr('expiresAt')} <= ?`).run(now));
         removed += Number(result.changes);
       }
       return removed;
     },
     async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
-      collectionSpec(collection);
+      const layout = layoutOf(collectionSpec(collection));
       if (docs.length === 0) return;
-      const rows = docs.map((doc): [string, string] => {
-        const id = doc._id ?? newId();
-        return [id, JSON.stringify({ ...doc, _id: id })];
-      });
+      const rows = docs.map((doc) => layout.toRow(JSON.parse(JSON.stringify({ ...doc, _id: doc._id ?? newId() })) as Doc));
       appender ??= new AppendWriter(file, busyTimeoutMs);
-      await appender.append(collection, rows);
+      await appender.append(insertStatement(layout), rows);
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -369,9 +422,57 @@ export function openSqliteStore(options: SqliteOptions): Store {
       closed = true;
       await appender?.close();
       statements.clear();
+      arrayStatements.clear();
       db.close();
     },
   };
+}
+
+const MAX_CACHED_STATEMENTS = 500;
+
+/**
+ * LIMIT and OFFSET as literals: SQLite plans a known LIMIT better (a bound one made a page read
+ * half again as slow). The values are checked integers, never client text.
+ */
+function limitClause(options: FindOptions): string {
+  if (options.limit === undefined && options.skip === undefined) return '';
+  const limit = options.limit ?? -1;
+  const skip = options.skip ?? 0;
+  if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(skip) || skip < 0) throw new StoreError('internal', 'limit and skip must be integers');
+  return ` LIMIT ${limit} OFFSET ${skip}`;
+}
+
+export function insertStatement(layout: Layout): string {
+  const columns = ['id', 'doc', ...layout.columns.map((c) => `"${c}"`)];
+  return `INSERT INTO ${layout.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+}
+
+/** Creates the collection's table; false when it already existed. */
+function createTable(db: DatabaseSync, layout: Layout): boolean {
+  const exists = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(layout.table.slice(1, -1));
+  if (exists) return false;
+  db.exec(`CREATE TABLE ${layout.table} (${['id TEXT PRIMARY KEY', 'doc TEXT NOT NULL', ...layout.columnDefinitions].join(', ')}) STRICT`);
+  return true;
+}
+
+/**
+ * A table written before its spec gave some fields columns of their own (whole documents in
+ * `doc`) is rebuilt in the new layout, inside the opening transaction, so no row is lost.
+ */
+function moveToColumns(db: DatabaseSync, spec: CollectionSpec, layout: Layout): void {
+  const present = new Set(db.prepare(`PRAGMA table_info(${layout.table})`).all().map((row) => row.name as string));
+  if (layout.columns.every((column) => present.has(column))) return;
+  const indexes = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(spec.name);
+  for (const index of indexes) db.exec(`DROP INDEX "${index.name as string}"`);
+  const previous = `"${spec.name}__previous_layout"`;
+  db.exec(`ALTER TABLE ${layout.table} RENAME TO ${previous}`);
+  createTable(db, layout);
+  const insert = db.prepare(insertStatement(layout));
+  for (const row of db.prepare(`SELECT id, doc FROM ${previous}`).iterate()) {
+    const doc = JSON.parse(row.doc as string) as Record<string, unknown>;
+    insert.run(...layout.toRow({ ...doc, _id: row.id as string }));
+  }
+  db.exec(`DROP TABLE ${previous}`);
 }
 
 /**
