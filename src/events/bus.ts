@@ -30,6 +30,11 @@ export type EventName = keyof EventMap;
 export class EventBus {
   private readonly emitter = new EventEmitter();
 
+  /** Whether anyone listens: callers on hot paths skip building an event nobody receives. */
+  has(event: EventName): boolean {
+    return this.emitter.listenerCount(event) > 0;
+  }
+
   emit<E extends EventName>(event: E, data: EventMap[E]): void {
     // A failing subscriber must never break the request that emitted the event.
     for (const listener of this.emitter.listeners(event)) {

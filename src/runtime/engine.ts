@@ -72,7 +72,7 @@ export class Engine {
 
   /** Null when no enabled definition matches (the caller answers 404). */
   async dispatch(request: EngineRequest): Promise<EngineResponse | null> {
-    const table = await this.deps.routes.current();
+    const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     const match = table.lookup(request.method, request.path);
     if (!match) return null;
     return this.dispatchMatch(table, match, request);
@@ -102,7 +102,7 @@ export class Engine {
     }
     const denial = accessDenial(doc, request.principal, request.authError);
     if (denial) throw denial;
-    const settings = request.settings ?? (await this.deps.settings.get());
+    const settings = request.settings ?? this.deps.settings.peek() ?? (await this.deps.settings.get());
     const resourcePath = fillPattern(endpoint.pattern, match.params);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);
     return this.crud(table, endpoint, match, request, resourcePath, settings);
@@ -272,8 +272,8 @@ export class Engine {
       path: request.path,
       statusCode: status,
     });
-    events.emit('endpoint.called', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status });
-    if (status >= 400) {
+    if (events.has('endpoint.called')) events.emit('endpoint.called', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status });
+    if (status >= 400 && events.has('api.error')) {
       events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? '') });
     }
   }

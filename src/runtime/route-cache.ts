@@ -19,6 +19,11 @@ export class RouteCache {
     this.deps = deps;
   }
 
+  /** The table when it is known to be current without waiting (the common case), else null. */
+  peek(): RouteTable | null {
+    return this.deps.revisions.known('endpoints') === this.revision ? this.table : null;
+  }
+
   async current(): Promise<RouteTable> {
     const revision = await this.deps.revisions.current('endpoints');
     if (revision === this.revision) return this.table;

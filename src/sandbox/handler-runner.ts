@@ -47,8 +47,10 @@ const WATCHDOG_GRACE_MS = 50;
  * Heap budgeted per concurrently executing run: a context alone takes ~170 KB, and without a cap a burst
  * of a few hundred concurrent calls exhausts the shared heap and every one of them fails. Runs beyond
  * memoryMb / MB_PER_RUN wait for a slot (their time limit keeps running), so overload becomes timeouts.
+ * A released context's memory comes back only when the isolate collects it, which lags behind under
+ * CPU pressure: 2 MB per run still ran a busy 32 MB isolate out of memory, hence the wide margin.
  */
-const MB_PER_RUN = 2;
+const MB_PER_RUN = 4;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 /** A cheap save-time check; code that defines `handler` some other way still runs. */

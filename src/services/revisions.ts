@@ -27,12 +27,26 @@ export class Revisions {
   }
 
   async current(key: string): Promise<number> {
+    return this.known(key) ?? this.read(key);
+  }
+
+  /**
+   * The revision when it is known without reading the store (nobody else wrote since it was
+   * read), else null: lets hot paths skip an await when nothing changed.
+   */
+  known(key: string): number | null {
     const memo = this.memo.get(key);
-    const now = Date.now();
+    if (!memo) return null;
     // Our own bumps update the memo directly; the store says whether anyone else wrote since.
     const foreign = this.foreignVersion();
-    if (memo && foreign !== null && memo.foreign === foreign) return memo.value;
-    if (memo && foreign === null && this.checkIntervalMs > 0 && now - memo.checkedAt < this.checkIntervalMs) return memo.value;
+    if (foreign !== null && memo.foreign === foreign) return memo.value;
+    if (foreign === null && this.checkIntervalMs > 0 && Date.now() - memo.checkedAt < this.checkIntervalMs) return memo.value;
+    return null;
+  }
+
+  private async read(key: string): Promise<number> {
+    const now = Date.now();
+    const foreign = this.foreignVersion();
     const doc = await this.store.collection<RevisionDoc>('revisions').findOne({ key });
     const value = doc?.value ?? 0;
     this.memo.set(key, { value, checkedAt: now, foreign });

@@ -87,6 +87,12 @@ export class SettingsService {
     this.events = events;
   }
 
+  /** The settings when they are known to be current without reading the store, else null. */
+  peek(): ActiveSettings | null {
+    const cached = this.cached;
+    return cached && this.revisions.known('settings') === cached.revision ? cached.settings : null;
+  }
+
   async get(): Promise<ActiveSettings> {
     const revision = await this.revisions.current('settings');
     if (this.cached && this.cached.revision === revision) return this.cached.settings;

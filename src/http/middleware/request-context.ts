@@ -7,7 +7,7 @@ import type { DynContext } from '../state.ts';
 export function requestContext(settings: SettingsService) {
   return async (ctx: DynContext, next: Next): Promise<void> => {
     ctx.state.clientIp = ctx.req.socket.remoteAddress ?? '';
-    ctx.state.settings = await settings.get();
+    ctx.state.settings = settings.peek() ?? (await settings.get());
     ctx.state.clientIp = resolveClientIp(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, ctx.state.settings.trustedProxyMatcher);
     await next();
   };

@@ -1,36 +1,48 @@
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
+import { newId } from '../../lib/ids.ts';
+import { collectionSpec } from '../collections.ts';
+import type { Doc } from '../types.ts';
+import { layoutOf, type Layout } from './layout.ts';
 
 /**
  * Runs in a worker thread with its own connection to the embedded database and appends batches
- * of documents (the audit log) there, so their inserts, index updates and commits never block
- * the request thread. This connection uses synchronous=NORMAL: in WAL mode a batch survives a
- * crash of the process; only a power loss may drop the last batches — the same promise as the
- * buffering in front of it. Other connections keep their own (FULL) setting.
+ * of documents (the audit log) there, so building their rows, their inserts, index updates and
+ * commits never block the request thread. This connection uses synchronous=NORMAL: in WAL mode
+ * a batch survives a crash of the process; only a power loss may drop the last batches — the
+ * same promise as the buffering in front of it. Other connections keep their own (FULL) setting.
  */
 interface AppendRequest {
   id: number;
-  /** The INSERT statement, one `?` per value of a row. */
-  sql: string;
-  rows: Array<Array<string | number | null>>;
+  collection: string;
+  /** Documents as given to appendMany (dates still Date objects); those without an _id get one here. */
+  docs: Array<Omit<Doc, '_id'> & { _id?: string }>;
 }
 
 const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: number };
 const db = new DatabaseSync(file);
 db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
 db.exec('PRAGMA synchronous = NORMAL');
-const statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
+const tables = new Map<string, { layout: Layout; insert: StatementSync }>();
+
+function tableOf(collection: string): { layout: Layout; insert: StatementSync } {
+  let table = tables.get(collection);
+  if (!table) {
+    const layout = layoutOf(collectionSpec(collection));
+    table = { layout, insert: db.prepare(layout.insertSql) };
+    tables.set(collection, table);
+  }
+  return table;
+}
 
 parentPort?.on('message', (request: AppendRequest) => {
   try {
-    let insert = statements.get(request.sql);
-    if (!insert) {
-      insert = db.prepare(request.sql);
-      statements.set(request.sql, insert);
-    }
+    const { layout, insert } = tableOf(request.collection);
+    // The JSON round trip stores documents as the request thread's inserts do (dates as ISO text).
+    const docs = request.docs.map((doc) => JSON.parse(JSON.stringify({ ...doc, _id: doc._id ?? newId() })) as Doc);
     db.exec('BEGIN IMMEDIATE');
     try {
-      for (const row of request.rows) insert.run(...row);
+      for (const doc of docs) insert.run(...layout.toRow(doc));
       db.exec('COMMIT');
     } catch (error) {
       db.exec('ROLLBACK');

@@ -29,6 +29,8 @@ export interface Layout {
   fromRow(row: Row): Doc;
   /** The select list that fromRow reads. */
   readonly selectList: string;
+  /** INSERT of one row, its values as toRow gives them. */
+  readonly insertSql: string;
   /** Whether findJson can build `view` from columns alone (no document parse). */
   servesView(view: JsonView): boolean;
 }
@@ -40,7 +42,9 @@ export function layoutOf(spec: CollectionSpec): Layout {
   const json = spec.columns?.json ?? [];
   const columns = [...text, ...json];
   const table = quote(spec.name);
-  if (columns.length === 0) return documentLayout(table);
+  const insertColumns = ['id', 'doc', ...columns.map(quote)];
+  const insertSql = `INSERT INTO ${table} (${insertColumns.join(', ')}) VALUES (${insertColumns.map(() => '?').join(', ')})`;
+  if (columns.length === 0) return documentLayout(table, insertSql);
   const textSet = new Set(text);
   const jsonSet = new Set(json);
 
@@ -54,6 +58,7 @@ export function layoutOf(spec: CollectionSpec): Layout {
     columns,
     columnDefinitions: [...text.map((c) => `${quote(c)} TEXT`), ...json.map((c) => `${quote(c)} TEXT`)],
     selectList: ['id', 'doc', ...columns.map(quote)].join(', '),
+    insertSql,
     fieldExpr(field) {
       if (field === '_id') return 'id';
       const { head, rest } = split(field);
@@ -104,15 +109,17 @@ export function layoutOf(spec: CollectionSpec): Layout {
       return doc;
     },
     servesView(view) {
-      return jsonSet.has(view.spread) && [...view.tail, ...(view.fields ?? [])].every((field) => textSet.has(field));
+      const shown = [...view.tail, ...(view.fields ?? []), ...(spec.ttl ? ['expiresAt'] : [])];
+      return jsonSet.has(view.spread) && shown.every((field) => textSet.has(field));
     },
   };
 }
 
 /** The default: the whole document (with its _id) as JSON text in `doc`. */
-function documentLayout(table: string): Layout {
+function documentLayout(table: string, insertSql: string): Layout {
   return {
     table,
+    insertSql,
     columns: [],
     columnDefinitions: [],
     selectList: 'doc',

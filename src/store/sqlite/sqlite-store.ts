@@ -246,7 +246,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       return Number(row?.n ?? 0);
     };
 
-    const insertSql = insertStatement(layout);
+    const insertSql = layout.insertSql;
     const insertRow = (doc: NewDoc<Doc>): Doc => {
       const stored = JSON.parse(JSON.stringify({ ...doc, _id: doc._id ?? newId() })) as Doc;
       prepare(insertSql).run(...layout.toRow(stored));
@@ -288,36 +288,56 @@ export function openSqliteStore(options: SqliteOptions): Store {
      * A view read straight from columns when the layout keeps its fields there: only the columns
      * it shows are selected, as arrays (cheaper than row objects), and none is parsed.
      */
-    const selectView = (filter: Filter | null, id: string | null, options: FindOptions, view: JsonView): JsonRow[] => {
-      if (!layout.servesView(view)) {
-        const docs = id !== null ? [selectById(id)].filter((doc): doc is Doc => doc !== null) : selectRows(filter ?? {}, options);
-        return docs.map((doc) => jsonRowOf(doc, view));
+    const viewPlans = new WeakMap<JsonView, ViewPlan>();
+    const planOf = (view: JsonView): ViewPlan => {
+      let plan = viewPlans.get(view);
+      if (!plan) {
+        const shown = [view.spread, ...view.tail, ...(view.fields ?? [])];
+        // Expiry of one row is checked here rather than in SQL (no clock parameter to bind).
+        if (spec.ttl && !shown.includes('expiresAt')) shown.push('expiresAt');
+        const select = `SELECT id, ${shown.map((field) => `"${field}"`).join(', ')} FROM ${table} WHERE `;
+        plan = {
+          select,
+          byIdSql: `${select}id = ?`,
+          expiresAt: spec.ttl ? 1 + shown.indexOf('expiresAt') : -1,
+          tailKeys: view.tail.map((field) => `,${JSON.stringify(field)}:`),
+          fields: (view.fields ?? []).map((field) => [field, 1 + shown.indexOf(field)] as const),
+        };
+        viewPlans.set(view, plan);
       }
-      const shown = [view.spread, ...view.tail, ...(view.fields ?? [])];
+      return plan;
+    };
+    const jsonRowOfValues = (plan: ViewPlan, row: SqlValue[]): JsonRow => {
+      let json = `{"_id":${JSON.stringify(row[0])}`;
+      const spread = row[1];
+      // Stored by JSON.stringify, so '{}' is the only empty object and members sit between the braces.
+      if (typeof spread === 'string' && spread.length > 2) json += `,${spread.slice(1, -1)}`;
+      for (let i = 0; i < plan.tailKeys.length; i++) {
+        const value = row[2 + i];
+        if (value !== null && value !== undefined) json += plan.tailKeys[i] + JSON.stringify(value);
+      }
+      const fields: Doc = { _id: row[0] as string };
+      for (const [field, at] of plan.fields) fields[field] = row[at] ?? null;
+      return { json: `${json}}`, fields };
+    };
+    const selectView = (filter: Filter, options: FindOptions, view: JsonView): JsonRow[] => {
+      if (!layout.servesView(view)) return selectRows(filter, options).map((doc) => jsonRowOf(doc, view));
+      const plan = planOf(view);
       const params: SqlValue[] = [];
-      let sql = `SELECT id, ${shown.map((field) => `"${field}"`).join(', ')} FROM ${table} WHERE `;
-      if (id !== null) {
-        params.push(id);
-        sql += `id = ?${spec.ttl ? ` AND (${ttlClause(params)})` : ''}`;
-      } else {
-        sql += `${where(parseFilter(filter ?? {}), options.search, params)}${orderBy(options.sort)}${limitClause(options)}`;
+      const sql = `${plan.select}${where(parseFilter(filter), options.search, params)}${orderBy(options.sort)}${limitClause(options)}`;
+      return prepareArrays(sql).all(...params).map((row) => jsonRowOfValues(plan, row as unknown as SqlValue[]));
+    };
+    const selectViewById = (id: string, view: JsonView): JsonRow | null => {
+      if (!layout.servesView(view)) {
+        const doc = selectById(id);
+        return doc ? jsonRowOf(doc, view) : null;
       }
-      const tailKeys = view.tail.map((field) => `,${JSON.stringify(field)}:`);
-      const fieldsAt = 2 + view.tail.length;
-      return prepareArrays(sql).all(...params).map((values): JsonRow => {
-        const row = values as unknown as SqlValue[];
-        let json = `{"_id":${JSON.stringify(row[0])}`;
-        const spread = row[1];
-        // Stored by JSON.stringify, so '{}' is the only empty object and members sit between the braces.
-        if (typeof spread === 'string' && spread.length > 2) json += `,${spread.slice(1, -1)}`;
-        for (let i = 0; i < tailKeys.length; i++) {
-          const value = row[2 + i];
-          if (value !== null && value !== undefined) json += tailKeys[i] + JSON.stringify(value);
-        }
-        const fields: Doc = { _id: row[0] as string };
-        (view.fields ?? []).forEach((field, i) => (fields[field] = row[fieldsAt + i] ?? null));
-        return { json: `${json}}`, fields };
-      });
+      const plan = planOf(view);
+      const row = prepareArrays(plan.byIdSql).get(id) as unknown as SqlValue[] | undefined;
+      if (!row) return null;
+      const expiresAt = plan.expiresAt >= 0 ? row[plan.expiresAt] : null;
+      if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= Date.now()) return null;
+      return jsonRowOfValues(plan, row);
     };
 
     const run = <T>(work: () => T): Promise<T> => {
@@ -343,8 +363,8 @@ export function openSqliteStore(options: SqliteOptions): Store {
       findById: (id) => run(() => (typeof id === 'string' ? selectById(id) : null)),
       findOne: (filter, options) => run(() => selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) })[0] ?? null),
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
-      findJson: (filter, options, view) => run(() => selectView(filter, null, options, view)),
-      findJsonById: (id, view) => run(() => (typeof id === 'string' ? (selectView(null, id, {}, view)[0] ?? null) : null)),
+      findJson: (filter, options, view) => run(() => selectView(filter, options, view)),
+      findJsonById: (id, view) => run(() => (typeof id === 'string' ? selectViewById(id, view) : null)),
       findPage: (filter, options: PageOptions) =>
         run((): Page<Doc> => {
           const items = selectRows(filter, { ...options, skip: (options.page - 1) * options.limit, limit: options.limit });
@@ -410,11 +430,10 @@ export function openSqliteStore(options: SqliteOptions): Store {
     },
     async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
-      const layout = layoutOf(collectionSpec(collection));
+      collectionSpec(collection);
       if (docs.length === 0) return;
-      const rows = docs.map((doc) => layout.toRow(JSON.parse(JSON.stringify({ ...doc, _id: doc._id ?? newId() })) as Doc));
       appender ??= new AppendWriter(file, busyTimeoutMs);
-      await appender.append(insertStatement(layout), rows);
+      await appender.append(collection, docs);
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -430,6 +449,17 @@ export function openSqliteStore(options: SqliteOptions): Store {
 
 const MAX_CACHED_STATEMENTS = 500;
 
+/** How one JsonView is read from a collection's columns (built once per view). */
+interface ViewPlan {
+  /** `SELECT id, <spread>, <tail…>, <fields…>[, expiresAt] FROM <table> WHERE ` */
+  select: string;
+  byIdSql: string;
+  /** Index of expiresAt in a row, -1 when the collection does not expire documents. */
+  expiresAt: number;
+  tailKeys: string[];
+  fields: ReadonlyArray<readonly [string, number]>;
+}
+
 /**
  * LIMIT and OFFSET as literals: SQLite plans a known LIMIT better (a bound one made a page read
  * half again as slow). The values are checked integers, never client text.
@@ -440,11 +470,6 @@ function limitClause(options: FindOptions): string {
   const skip = options.skip ?? 0;
   if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(skip) || skip < 0) throw new StoreError('internal', 'limit and skip must be integers');
   return ` LIMIT ${limit} OFFSET ${skip}`;
-}
-
-export function insertStatement(layout: Layout): string {
-  const columns = ['id', 'doc', ...layout.columns.map((c) => `"${c}"`)];
-  return `INSERT INTO ${layout.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
 }
 
 /** Creates the collection's table; false when it already existed. */
@@ -467,7 +492,7 @@ function moveToColumns(db: DatabaseSync, spec: CollectionSpec, layout: Layout): 
   const previous = `"${spec.name}__previous_layout"`;
   db.exec(`ALTER TABLE ${layout.table} RENAME TO ${previous}`);
   createTable(db, layout);
-  const insert = db.prepare(insertStatement(layout));
+  const insert = db.prepare(layout.insertSql);
   for (const row of db.prepare(`SELECT id, doc FROM ${previous}`).iterate()) {
     const doc = JSON.parse(row.doc as string) as Record<string, unknown>;
     insert.run(...layout.toRow({ ...doc, _id: row.id as string }));
