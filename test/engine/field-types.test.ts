@@ -59,6 +59,17 @@ const CASES: Record<string, Case> = {
     good: ['ABC', 'XYZ'],
     bad: [['abc', 'v', 'must match the pattern ^[A-Z]{3}$'], ['ABCD', 'v', 'must match the pattern ^[A-Z]{3}$']],
   },
+  // A pattern that makes a backtracking engine take exponential time: RE2 answers at once.
+  'string-pattern-catastrophic': {
+    def: { type: 'string', pattern: '^(a+)+$' },
+    good: ['a', 'aaaa'],
+    bad: [[`${'a'.repeat(50_000)}!`, 'v', 'must match the pattern ^(a+)+$']],
+  },
+  'string-pattern-unicode-escape': {
+    def: { type: 'string', pattern: '^caf\\u00e9 \\u{1F600}$' },
+    good: ['café 😀'],
+    bad: [['cafe 😀', 'v', 'must match the pattern ^caf\\u00e9 \\u{1F600}$']],
+  },
   'string-enum': {
     def: { type: 'string', enum: ['red', 'green'] },
     good: ['red', 'green'],

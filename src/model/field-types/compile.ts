@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ErrorDetail } from '../../lib/errors.ts';
+import { patternEngine } from '../../lib/safe-pattern.ts';
 import { FIELD_TYPES, fieldTypeOf, type FieldDef, type FieldType, type JsonSchema } from './index.ts';
 
 /**
@@ -9,7 +10,16 @@ import { FIELD_TYPES, fieldTypeOf, type FieldDef, type FieldType, type JsonSchem
  * - verbose: an error carries the schema it failed in, whose `fieldType` annotation lets the
  *   message say what the field expects ("must be an ISO 8601 date ...", not "must be string").
  */
-const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false, ownProperties: true, verbose: true });
+const ajv = new Ajv({
+  allErrors: true,
+  strict: true,
+  coerceTypes: false,
+  useDefaults: false,
+  ownProperties: true,
+  verbose: true,
+  // Administrators' patterns run on RE2, in time linear in the input (see lib/safe-pattern.ts).
+  code: { regExp: patternEngine },
+});
 ajv.addKeyword({ keyword: 'fieldType', schemaType: 'string' });
 for (const type of Object.values(FIELD_TYPES) as FieldType[]) {
   for (const [name, validate] of Object.entries(type.formats ?? {})) ajv.addFormat(name, { type: 'string', validate });

@@ -1,3 +1,4 @@
+import { compilePattern, PatternSyntaxError } from '../../lib/safe-pattern.ts';
 import { checkRange, definedOptions, SIZE_OPTION, type FieldDef, type FieldType } from './field-type.ts';
 
 export interface StringFieldDef extends FieldDef {
@@ -27,11 +28,12 @@ export const stringType: FieldType<StringFieldDef> = {
   check(def, check) {
     checkRange(def, check, 'minLength', 'maxLength');
     if (def.pattern !== undefined) {
-      // ajv compiles patterns with the u flag; check with the same flag so save and use agree.
+      // Checked with the engine that will run it (RE2: see lib/safe-pattern.ts).
       try {
-        new RegExp(def.pattern, 'u');
-      } catch {
-        check.problem('pattern', 'must be a valid regular expression');
+        compilePattern(def.pattern);
+      } catch (error) {
+        if (!(error instanceof PatternSyntaxError)) throw error;
+        check.problem('pattern', `must be a regular expression in RE2 syntax (no lookaround or backreferences): ${error.message}`);
       }
     }
   },
