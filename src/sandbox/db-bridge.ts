@@ -18,6 +18,10 @@ export type DbDispatcher = (operation: unknown, argsJson: unknown) => Promise<Db
 
 export interface DbBridge {
   readonly reference: ivm.Reference<DbDispatcher>;
+  /** Calls under way right now. */
+  inFlight(): number;
+  /** Resolves once no call is under way. */
+  settled(): Promise<void>;
   release(): void;
 }
 
@@ -34,9 +38,12 @@ const operations: Record<string, Operation> = {
 export function openDbBridge(db: HandlerDb): DbBridge {
   // Releasing our handle does not invalidate the copy the sandbox holds, hence the flag.
   let open = true;
+  let inFlight = 0;
+  let waiters: Array<() => void> = [];
   const dispatch: DbDispatcher = async (operation, argsJson) => {
     const name = typeof operation === 'string' && Object.hasOwn(operations, operation) ? operation : undefined;
     if (!open) return { ok: false, message: 'db is no longer available: the handler run has finished' };
+    inFlight++;
     try {
       const args: unknown = typeof argsJson === 'string' ? JSON.parse(argsJson) : undefined;
       if (name === undefined || !Array.isArray(args)) throw new AppError(400, `db.${String(operation)} is not a function`);
@@ -45,11 +52,19 @@ export function openDbBridge(db: HandlerDb): DbBridge {
     } catch (error) {
       if (error instanceof AppError && error.status < 500) return { ok: false, message: error.message, status: error.status };
       return { ok: false, message: `db.${name ?? 'call'} failed` };
+    } finally {
+      if (--inFlight === 0) {
+        const done = waiters;
+        waiters = [];
+        for (const wake of done) wake();
+      }
     }
   };
   const reference = new ivm.Reference(dispatch);
   return {
     reference,
+    inFlight: () => inFlight,
+    settled: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     release: () => {
       open = false;
       reference.release();

@@ -21,11 +21,12 @@
  *   A disposed isolate is replaced lazily by the next run. Runs that shared it fail with the same kind
  *   of error: that is the price of compiling once instead of creating an isolate (~2.5 ms) per call.
  *
- * Known gap: a continuation of an un-awaited db call that resolves after its run has returned executes
- * with no run watching it; if it spins, the next run's watchdog is what resets the isolate.
+ *   - A db call still under way when its run returns (the handler did not await it) resumes handler code
+ *     with no run watching. Once such calls settle, a probe queued on the isolate's thread must come back
+ *     within the time limit; if the resumed code spins, it does not, and the isolate is replaced.
  */
 import ivm from 'isolated-vm';
-import { openDbBridge } from './db-bridge.ts';
+import { openDbBridge, type DbBridge } from './db-bridge.ts';
 import {
   HandlerCompileError,
   HandlerError,
@@ -168,6 +169,28 @@ class IsolateHandler implements CompiledHandler {
       throw this.#failure(error, sandbox, inHandlerCode);
     } finally {
       releaseAll(bridge, completion, invoke, setup, context);
+      if (bridge.inFlight() > 0) void this.#watchLateContinuations(sandbox, bridge);
+    }
+  }
+
+  /**
+   * Handler code resumed by a db call that outlived its run has no watchdog of its own. The isolate's
+   * thread runs one task at a time, so a probe queued behind that code returns only once it stops.
+   */
+  async #watchLateContinuations(sandbox: Sandbox, bridge: DbBridge): Promise<void> {
+    await bridge.settled();
+    // isolated-vm hands the last result to the isolate once the host's promise has resolved: let it
+    // queue that task first, so the probe queues behind the code it resumes.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (sandbox.isolate.isDisposed) return;
+    const watchdog = setTimeout(() => this.#retire(sandbox), this.#limits.timeoutMs + WATCHDOG_GRACE_MS);
+    try {
+      const probe = await sandbox.isolate.createContext();
+      probe.release();
+    } catch {
+      // the isolate was disposed meanwhile: nothing left to watch
+    } finally {
+      clearTimeout(watchdog);
     }
   }
 

@@ -365,6 +365,22 @@ describe('concurrency and lifecycle', () => {
     expect(results.map((result) => result.data)).toEqual(Array.from({ length: 300 }, (_, i) => String(i)));
   });
 
+  it('stops handler code that spins after its run returned (an un-awaited db call resuming), so the next run is not charged for it', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(50).then(() => ({}));
+    const handler = compile(
+      `async function handler(req, db) {
+        if (req.params.id === 'spin') db.findOne({}).then(() => { for (;;) {} });
+        return { status: 200, data: req.params.id };
+      }`,
+      { memoryMb: 32, timeoutMs: 300 },
+    );
+    expect(await handler.run({ ...request, params: { id: 'spin' } }, db)).toEqual({ status: 200, data: 'spin' });
+    // The db call resolves after 50 ms and its continuation spins; it is stopped within the time limit.
+    await sleep(50 + 300 + 250);
+    expect(await handler.run({ ...request, params: { id: 'next' } }, db)).toEqual({ status: 200, data: 'next' });
+  });
+
   it('lets in-flight runs finish after dispose and refuses new ones', async () => {
     const db = new FakeDb();
     db.findOne = () => sleep(30).then(() => ({ slow: true }));
