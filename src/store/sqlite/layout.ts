@@ -6,7 +6,7 @@ import { StoreError, type CollectionSpec, type Doc, type JsonView } from '../typ
  * instead (and `doc` holds the rest): text columns for short scalars that queries filter and
  * sort on, JSON columns for an object whose members are queried as `field.member`. Indexes and
  * filters then read real columns rather than parsing each document, and a JSON column's text
- * can be sent to a client without a parse/serialize round trip (see `viewSql`).
+ * can be sent to a client without a parse/serialize round trip (findJson in sqlite-store.ts).
  */
 export type Row = Record<string, unknown>;
 export type SqlValue = string | number | null;

@@ -31,9 +31,9 @@ import { jsonRowOf } from '../json-view.ts';
 
 /**
  * The embedded store: one SQLite database in DATA_DIR holding a table per collection, each row
- * the JSON text of one document (some fields in columns of their own: see layout.ts). node:sqlite is synchronous, so a statement never interleaves
- * with another in this process; BEGIN IMMEDIATE serialises read-modify-write against other
- * processes on the same file.
+ * the JSON text of one document (some fields in columns of their own: see layout.ts).
+ * node:sqlite is synchronous, so a statement never interleaves with another in this process;
+ * BEGIN IMMEDIATE serialises read-modify-write against other processes on the same file.
  */
 export interface SqliteOptions {
   dataDir: string;
