@@ -1,6 +1,7 @@
 import { versionedPath } from '../lib/paths.ts';
 import type { EndpointDoc } from '../model/endpoint.ts';
 import { exampleRecord, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
+import { filterOperators } from './list-filter.ts';
 
 /** Sample requests and structured docs generated from a definition (nothing is stored). */
 const SAMPLE_ID = '6650f0c2a1b2c3d4e5f60718';
@@ -78,6 +79,11 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
       { name: 'sort', in: 'query', type: 'string', required: false, description: 'field, -field for descending; comma-separated' },
       { name: 'populate', in: 'query', type: 'string', required: false, description: 'true, or a comma-separated list of reference fields to expand' },
     );
+    for (const [name, def] of Object.entries(schema)) {
+      const operators = filterOperators(def).filter((op) => op !== 'eq');
+      const description = `filter: ${name}=value${operators.length > 0 ? `, or ${name}[${operators.join('|')}]=value` : ''}`;
+      parameters.push({ name, in: 'query', type: def.type, required: false, description });
+    }
   }
   if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
     for (const [name, def] of Object.entries(schema)) {

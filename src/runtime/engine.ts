@@ -15,6 +15,7 @@ import { accessDenial } from './access.ts';
 import type { CallCounter } from './call-counter.ts';
 import type { HandlerCache } from './handler-cache.ts';
 import { JsonText } from './json-text.ts';
+import { isFilterParam, listFilter } from './list-filter.ts';
 import { handlerDb } from './handler-db.ts';
 import type { RouteCache } from './route-cache.ts';
 import type { CompiledEndpoint, RouteMatch, RouteTable } from './route-table.ts';
@@ -117,17 +118,19 @@ export class Engine {
     if (id !== null && !isId(id)) throw notFound('Record not found');
 
     if (method === 'GET' && id === null) {
-      const query = readQuery(request.query, LIST_PARAMS);
+      const fields = endpoint.schema.schema;
+      const query = readQuery(request.query, LIST_PARAMS, (name) => isFilterParam(fields, name));
+      const filter = listFilter(fields, Object.fromEntries(Object.entries(query).filter(([name]) => !LIST_PARAMS.includes(name))));
       const page = positiveInt('page', query.page, 1);
       const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
       const populate = populateFields(endpoint, query.populate);
       const sort = sortOf(endpoint, query.sort);
       const options = { page, limit, ...(sort ? { sort } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) };
       if (request.acceptsJsonText && populate.length === 0) {
-        const result = await records.listJson(resourcePath, options);
+        const result = await records.listJson(resourcePath, options, filter);
         return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify({ page, limit, total: result.total })}}`) };
       }
-      const result = await records.list(resourcePath, options);
+      const result = await records.list(resourcePath, options, filter);
       const items = await this.populate(table, request, result.items.map(flattenRecord), populate);
       return { status: 200, body: { success: true, data: items, meta: { page, limit, total: result.total } } };
     }
@@ -279,11 +282,11 @@ export class Engine {
   }
 }
 
-function readQuery(query: EngineRequest['query'], allowed: readonly string[]): Record<string, string> {
+function readQuery(query: EngineRequest['query'], allowed: readonly string[], accepts: (name: string) => boolean = () => false): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    if (!allowed.includes(name)) throw badRequest(`Unknown query parameter "${name.slice(0, 64)}"`, [{ field: name.slice(0, 64), message: 'is not an allowed query parameter' }]);
+    if (!allowed.includes(name) && !accepts(name)) throw badRequest(`Unknown query parameter "${name.slice(0, 64)}"`, [{ field: name.slice(0, 64), message: 'is not an allowed query parameter' }]);
     if (typeof value !== 'string') throw badRequest(`Query parameter "${name}" must be given once`);
     if (value.length > 1000) throw badRequest(`Query parameter "${name}" is too long`);
     out[name] = value;

@@ -90,8 +90,8 @@ export class RecordsService {
   }
 
   /** A page of records as the JSON text clients get (`flattenRecord`'s shape), without parsing them. */
-  listJson(resourcePath: string, options: ListOptions): Promise<Page<string>> {
-    return this.page(resourcePath, options, {}, async (where, find) => (await this.records.findJson(where, find, RECORD_VIEW)).map((row) => row.json));
+  listJson(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<string>> {
+    return this.page(resourcePath, options, filter, async (where, find) => (await this.records.findJson(where, find, RECORD_VIEW)).map((row) => row.json));
   }
 
   private async page<T>(resourcePath: string, options: ListOptions, filter: Filter, read: (where: Filter, find: FindOptions) => Promise<T[]>): Promise<Page<T>> {

@@ -201,7 +201,7 @@ describe('query parameters', () => {
     ['page[$gt]=1', 'Unknown query parameter "page[$gt]"'],
     ['limit[$gt]=1', 'Unknown query parameter "limit[$gt]"'],
     ['sort[$ne]=title', 'Unknown query parameter "sort[$ne]"'],
-    ['title=x', 'Unknown query parameter "title"'],
+    ['titel=x', 'Unknown query parameter "titel"'],
     ['page=1&page=2', 'Query parameter "page" must be given once'],
     ['limit=5&limit=5', 'Query parameter "limit" must be given once'],
     ['sort=title&sort=count', 'Query parameter "sort" must be given once'],

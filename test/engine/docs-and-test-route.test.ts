@@ -196,7 +196,9 @@ describe('GET /api/endpoints/:id/docs', () => {
       ['query', 'limit', false],
       ['query', 'sort', false],
       ['query', 'populate', false],
+      ['query', 'title', false],
     ]);
+    expect(parameters.at(-1)).toMatchObject({ type: 'string', description: 'filter: title=value, or title[ne|gt|gte|lt|lte|in|nin|exists]=value' });
     expect(res.body.data).not.toHaveProperty('versionedPath');
   });
 
