@@ -265,7 +265,10 @@ export class Engine {
     const doc = endpoint.doc;
     counter.count(doc._id);
     const principal = request.principal;
-    audit.enqueue({
+    // Failures are always audited; successful calls unless auditApiCalls is off (settings not yet
+    // reloaded count as on).
+    const settings = request.settings ?? this.deps.settings.peek();
+    if (status >= 400 || settings?.auditApiCalls !== false) audit.enqueue({
       action: status >= 400 ? 'error' : 'api_call',
       message: `${request.method} ${request.path} → ${status}${status >= 400 ? `: ${String((body as { error?: unknown }).error ?? '')}` : ''}`,
       source: 'endpoint',

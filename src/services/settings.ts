@@ -22,6 +22,7 @@ const SETTING_FIELDS = {
   defaultPageSize: { schema: { type: 'integer', minimum: 1, maximum: 1000 }, default: 20 },
   maxPageSize: { schema: { type: 'integer', minimum: 1, maximum: 1000 }, default: 100 },
   logRetentionDays: { schema: { type: 'integer', minimum: 1, maximum: 3650 }, default: 30 },
+  auditApiCalls: { schema: { type: 'boolean' }, default: true },
   trustedProxies: {
     schema: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 } },
     default: [...PRIVATE_AND_LOOPBACK_RANGES],
@@ -42,6 +43,7 @@ export interface Settings {
   defaultPageSize: number;
   maxPageSize: number;
   logRetentionDays: number;
+  auditApiCalls: boolean;
   trustedProxies: string[];
   handlerMemoryMb: number;
   handlerTimeoutMs: number;

@@ -249,6 +249,27 @@ describe('audit', () => {
     expect(invalid.message).toContain('400');
   });
 
+  it('with auditApiCalls off, successful calls are not audited and failures still are', async () => {
+    const server = await startTestServer();
+    try {
+      const token = await server.adminToken();
+      const path = `/api/quiet/${unique('q')}`;
+      await createEndpoint(server, token, { path, method: 'GET' });
+      expect((await server.api('PUT', '/api/settings', { token, body: { auditApiCalls: false } })).status).toBe(200);
+      expect((await server.api('GET', path)).status).toBe(200);
+      expect((await server.api('GET', `${path}/000000000000000000000000`)).status).toBe(404);
+      // The failure's entry shows that the buffer was written; the success left none.
+      await eventually(() => logs(server, token, 'error', path), (l) => l.length >= 1, 2000);
+      expect(await logs(server, token, 'api_call', path)).toEqual([]);
+
+      expect((await server.api('PUT', '/api/settings', { token, body: { auditApiCalls: true } })).status).toBe(200);
+      expect((await server.api('GET', path)).status).toBe(200);
+      expect(await eventually(() => logs(server, token, 'api_call', path), (l) => l.length >= 1, 2000)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a network-denied call is audited as an error', async () => {
     const path = `/api/audited/${unique('n')}`;
     await createEndpoint(t, admin, { path, method: 'GET', networkAccess: { enabled: true, allowedIpRanges: ['203.0.113.9'] } });

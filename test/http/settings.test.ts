@@ -23,6 +23,7 @@ const DEFAULTS = {
   defaultPageSize: 20,
   maxPageSize: 100,
   logRetentionDays: 30,
+  auditApiCalls: true,
   trustedProxies: ['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '::1', 'fc00::/7'],
   handlerMemoryMb: 64,
   handlerTimeoutMs: 5000,
