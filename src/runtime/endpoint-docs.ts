@@ -78,6 +78,7 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
       { name: 'limit', in: 'query', type: 'integer', required: false, description: 'records per page (capped by the maxPageSize setting)' },
       { name: 'sort', in: 'query', type: 'string', required: false, description: 'field, -field for descending; comma-separated' },
       { name: 'populate', in: 'query', type: 'string', required: false, description: 'true, or a comma-separated list of reference fields to expand' },
+      { name: 'search', in: 'query', type: 'string', required: false, description: 'a case-insensitive substring of any string field' },
     );
     for (const [name, def] of Object.entries(schema)) {
       const operators = filterOperators(def).filter((op) => op !== 'eq');

@@ -61,7 +61,7 @@ interface Deps {
   logger: Logger;
 }
 
-const LIST_PARAMS = ['page', 'limit', 'populate', 'sort'];
+const LIST_PARAMS = ['page', 'limit', 'populate', 'sort', 'search'];
 const ITEM_PARAMS = ['populate'];
 
 export class Engine {
@@ -125,7 +125,8 @@ export class Engine {
       const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
       const populate = populateFields(endpoint, query.populate);
       const sort = sortOf(endpoint, query.sort);
-      const options = { page, limit, ...(sort ? { sort } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) };
+      const search = searchOf(endpoint, query.search);
+      const options = { page, limit, ...(sort ? { sort } : {}), ...(search ? { search } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) };
       if (request.acceptsJsonText && populate.length === 0) {
         const result = await records.listJson(resourcePath, options, filter);
         return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify({ page, limit, total: result.total })}}`) };
@@ -326,6 +327,15 @@ function sortOf(endpoint: CompiledEndpoint, raw: string | undefined): Record<str
     sort[field] = descending ? -1 : 1;
   }
   return sort;
+}
+
+/** `search=term`: a case-insensitive substring of any top-level string field. */
+function searchOf(endpoint: CompiledEndpoint, raw: string | undefined): { term: string; fields: string[] } | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (raw.length > 200) throw badRequest('Query parameter "search" must be at most 200 characters');
+  const fields = Object.entries(endpoint.schema.schema).filter(([, def]) => def.type === 'string').map(([name]) => name);
+  if (fields.length === 0) throw badRequest('search: this endpoint has no string fields to search');
+  return { term: raw.trim(), fields };
 }
 
 /** Handlers see request headers except credentials. */

@@ -22,6 +22,8 @@ export interface ListOptions {
   page: number;
   limit: number;
   sort?: SortSpec;
+  /** A case-insensitive substring of any of these record fields. */
+  search?: { term: string; fields: readonly string[] };
   exactTotal?: boolean;
 }
 
@@ -96,12 +98,13 @@ export class RecordsService {
 
   private async page<T>(resourcePath: string, options: ListOptions, filter: Filter, read: (where: Filter, find: FindOptions) => Promise<T[]>): Promise<Page<T>> {
     const where = { ...dataFilter(filter), resourcePath };
-    const find = { sort: dataSort(options.sort) ?? { createdAt: 1 }, skip: (options.page - 1) * options.limit, limit: options.limit };
-    const exact = options.exactTotal === true || Object.keys(filter).length > 0;
+    const search = options.search ? { term: options.search.term, fields: options.search.fields.map((field) => `data.${field}`) } : undefined;
+    const find = { sort: dataSort(options.sort) ?? { createdAt: 1 }, skip: (options.page - 1) * options.limit, limit: options.limit, ...(search ? { search } : {}) };
+    const exact = options.exactTotal === true || Object.keys(filter).length > 0 || search !== undefined;
     const counter = exact ? null : await this.counts.findOne({ resourcePath });
     // Once a path has held expiring records, expiry may delete without going through delete():
     // its counter is no longer trusted and the total is counted, as it is for filtered lists.
-    if (exact || counter?.expiring) return { items: await read(where, find), total: await this.records.count(where) };
+    if (exact || counter?.expiring) return { items: await read(where, find), total: await this.records.count(where, search) };
     const items = await read(where, find);
     // The records on this page bound the total from below; an empty page past the end says nothing.
     const seen = items.length > 0 ? find.skip + items.length : 0;

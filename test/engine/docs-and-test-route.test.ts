@@ -196,6 +196,7 @@ describe('GET /api/endpoints/:id/docs', () => {
       ['query', 'limit', false],
       ['query', 'sort', false],
       ['query', 'populate', false],
+      ['query', 'search', false],
       ['query', 'title', false],
     ]);
     expect(parameters.at(-1)).toMatchObject({ type: 'string', description: 'filter: title=value, or title[ne|gt|gte|lt|lte|in|nin|exists]=value' });

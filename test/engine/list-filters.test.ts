@@ -112,6 +112,27 @@ describe('filters by field type', () => {
   });
 });
 
+describe('search', () => {
+  it('matches a case-insensitive substring of any string field, with filters, and counts the matches', async () => {
+    expect(await titles('search=b')).toEqual({ titles: ['B'], total: 1 });
+    expect(await titles('search=')).toEqual({ titles: ['A', 'B', 'C', 'D'], total: 4 });
+    expect(await titles('search=a&price[gt]=1')).toEqual({ titles: ['A'], total: 1 });
+    expect(await titles('search=zzz')).toEqual({ titles: [], total: 0 });
+    const makers = await t.api('GET', '/api/lf/makers?search=ACM');
+    expect(makers.body.data.map((m: { name: string }) => m.name)).toEqual(['Acme']);
+  });
+
+  it('is a 400 when too long or when the endpoint has no string field', async () => {
+    const long = await t.api('GET', `/api/lf/products?search=${'x'.repeat(201)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.error).toBe('Query parameter "search" must be at most 200 characters');
+    await define('/api/lf/numbers', ['GET'], { n: { type: 'number' } });
+    const none = await t.api('GET', '/api/lf/numbers?search=1');
+    expect(none.status).toBe(400);
+    expect(none.body.error).toBe('search: this endpoint has no string fields to search');
+  });
+});
+
 describe('bad filters', () => {
   it.each([
     ['colour=red', 'Unknown query parameter "colour"'],
