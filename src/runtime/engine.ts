@@ -74,9 +74,16 @@ export class Engine {
   /** Null when no enabled definition matches (the caller answers 404). */
   async dispatch(request: EngineRequest): Promise<EngineResponse | null> {
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
-    const match = table.lookup(request.method, request.path);
+    // HEAD is served as GET; the HTTP layer sends the headers without the body.
+    const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
     if (!match) return null;
     return this.dispatchMatch(table, match, request);
+  }
+
+  /** The methods a path is served with, for `Allow` (empty when no enabled definition serves it). */
+  async allowedMethods(path: string): Promise<string[]> {
+    const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
+    return table.methodsOf(path);
   }
 
   async dispatchMatch(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<EngineResponse> {

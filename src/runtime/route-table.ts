@@ -80,6 +80,21 @@ export class RouteTable {
     return item;
   }
 
+  /**
+   * The methods this path is served with (`Allow`): a collection path takes GET and POST, an item
+   * path GET, PUT, PATCH and DELETE; a handler definition answers both. HEAD goes with GET.
+   */
+  methodsOf(path: string): string[] {
+    const served = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((method) => {
+      const match = this.lookup(method, path);
+      if (!match) return false;
+      if (match.endpoint.doc.handler.enabled) return true;
+      return match.id === null ? method === 'GET' || method === 'POST' : method !== 'POST';
+    });
+    if (served.length === 0) return [];
+    return [...served.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])), 'OPTIONS'];
+  }
+
   /** The enabled GET definition for a collection path (used by populate to check read access). */
   readerOf(path: string): CompiledEndpoint | undefined {
     return this.byMethod.get('GET')?.find((e) => e.pattern.path === path);

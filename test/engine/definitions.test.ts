@@ -565,13 +565,15 @@ describe('a saved change is served on the next request', () => {
     expect(res.body).toEqual({ success: false, error: `No route for GET ${get.path}` });
   });
 
-  it('a disabled definition answers 404 and serves its records again once re-enabled', async () => {
+  it('a disabled definition is not served (405: the path is still served by POST) and serves its records again once re-enabled', async () => {
     const path = freshPath();
     await define({ path, method: 'POST', schema: { n: { type: 'number' } } });
     const get = await define({ path, method: 'GET' });
     expect((await t.api('POST', path, { body: { n: 1 } })).status).toBe(201);
     await update(get._id, { enabled: false });
-    expect((await t.api('GET', path)).status).toBe(404);
+    const off = await t.api('GET', path);
+    expect(off.status).toBe(405);
+    expect(off.headers.get('allow')).toBe('POST, OPTIONS');
     expect((await t.api('POST', path, { body: { n: 2 } })).status).toBe(201);
     await update(get._id, { enabled: true });
     const list = await t.api('GET', path);
@@ -627,7 +629,7 @@ describe('changing a path moves the endpoint\'s own records', () => {
 
     // New writes go to the new path.
     expect((await t.api('POST', to, { body: { title: 'three' } })).status).toBe(201);
-    expect((await t.api('POST', from, { body: { title: 'x' } })).status).toBe(404);
+    expect((await t.api('POST', from, { body: { title: 'x' } })).status).toBe(405); // the old path is still read by GET
     expect(titles(await t.api('GET', to))).toEqual(['one', 'three', 'two']);
   });
 

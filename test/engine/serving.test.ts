@@ -209,9 +209,11 @@ describe('ids and methods', () => {
     expect(await total('/api/books')).toBe(before);
   });
 
-  it('a GET definition serves only GET: POST to it is a 404', async () => {
+  it('a GET definition serves only GET: POST to it is a 405 naming the allowed methods', async () => {
     expect((await t.api('GET', '/api/readonly')).status).toBe(200);
-    expectError(await t.api('POST', '/api/readonly', { body: { name: 'x' } }), 404, 'No route for POST /api/readonly');
+    const post = await t.api('POST', '/api/readonly', { body: { name: 'x' } });
+    expectError(post, 405, 'Method POST is not allowed on /api/readonly');
+    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(await total('/api/readonly')).toBe(0);
   });
 

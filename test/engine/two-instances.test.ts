@@ -77,10 +77,10 @@ describe('dynamic endpoints across two instances on one embedded store', () => {
     expect(listed.body.meta.total).toBe(1);
     expect((await a.api('GET', `${path}/${created.body.data._id}`)).body.data).toEqual(created.body.data);
 
-    // Deleting the definition through A → B answers 404 next.
+    // Deleting the definition through A → B no longer serves GET next (405: POST still is).
     expect((await a.api('DELETE', `/api/endpoints/${getId}`, { token: adminA })).status).toBe(200);
     const gone = await b.api('GET', path);
-    expect(gone.status).toBe(404);
+    expect(gone.status).toBe(405);
     expect(gone.body.success).toBe(false);
     expect((await b.api('GET', `${path}/${created.body.data._id}`)).status).toBe(404);
     // The POST definition is still served by both.

@@ -1,4 +1,5 @@
 import type { Next } from 'koa';
+import { AppError } from '../../lib/errors.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { JsonText } from '../../runtime/json-text.ts';
 import type { DynContext } from '../state.ts';
@@ -23,7 +24,17 @@ export function dynamicEndpoints(engine: Engine) {
       settings: ctx.state.settings,
       acceptsJsonText: true,
     });
-    if (!response) return next();
+    if (!response) {
+      // A path served with other methods: OPTIONS lists them, anything else is a 405 naming them.
+      const allowed = await engine.allowedMethods(ctx.path);
+      if (allowed.length === 0) return next();
+      ctx.set('Allow', allowed.join(', '));
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 204;
+        return;
+      }
+      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: allowed.join(', ') } });
+    }
     ctx.status = response.status;
     if (response.body instanceof JsonText) {
       ctx.set('Content-Type', 'application/json; charset=utf-8');

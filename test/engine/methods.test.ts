@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+/**
+ * HTTP methods on dynamic paths: HEAD is answered like GET without a body, OPTIONS lists the
+ * methods a path is served with, and a method the path is not served with is a 405 naming them.
+ */
+let t: TestServer;
+let admin: string;
+let id: string;
+
+async function define(path: string, methods: readonly string[], extra: Record<string, unknown> = {}): Promise<void> {
+  for (const method of methods) {
+    const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: `${method} ${path}`, path, method, accessType: 'public', schema: { name: { type: 'string' } }, ...extra } });
+    if (res.status !== 201) throw new Error(`defining ${method} ${path} failed: ${res.status} ${res.text}`);
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await t.adminToken();
+  await define('/api/m/notes', ['GET', 'POST']);
+  await define('/api/m/full', ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+  await define('/api/m/hooks', ['POST'], { handler: { enabled: true, code: 'async function handler(req) { return { status: 200, data: req.method }; }' } });
+  id = (await t.api('POST', '/api/m/notes', { body: { name: 'first' } })).body.data._id;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('HEAD', () => {
+  it('answers like GET, with the same headers and no body', async () => {
+    for (const path of ['/api/m/notes', `/api/m/notes/${id}`]) {
+      const get = await fetch(`${t.url}${path}`);
+      const head = await fetch(`${t.url}${path}`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+      expect(await head.text()).toBe('');
+    }
+  });
+
+  it('is a 404 for a missing record, like GET', async () => {
+    expect((await fetch(`${t.url}/api/m/notes/ffffffffffffffffffffffff`, { method: 'HEAD' })).status).toBe(404);
+  });
+});
+
+describe('OPTIONS and 405', () => {
+  it.each([
+    ['/api/m/notes', 'GET, HEAD, POST, OPTIONS'],
+    ['/api/m/notes/ffffffffffffffffffffffff', 'GET, HEAD, OPTIONS'],
+    ['/api/m/full', 'GET, HEAD, POST, OPTIONS'],
+    ['/api/m/full/ffffffffffffffffffffffff', 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS'],
+    ['/api/m/hooks', 'POST, OPTIONS'],
+    ['/api/m/hooks/anything', 'POST, OPTIONS'],
+  ])('OPTIONS %s lists %s', async (path, allow) => {
+    const res = await fetch(`${t.url}${path}`, { method: 'OPTIONS' });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('allow')).toBe(allow);
+  });
+
+  it('a method the path is not served with is a 405 naming the allowed ones, and changes nothing', async () => {
+    const res = await t.api('DELETE', `/api/m/notes/${id}`);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(res.body).toEqual({ success: false, error: `Method DELETE is not allowed on /api/m/notes/${id}` });
+    expect((await t.api('GET', `/api/m/notes/${id}`)).status).toBe(200);
+    const put = await t.api('PUT', '/api/m/notes', { body: { name: 'x' } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+  });
+
+  it('a path nothing serves stays a 404, whatever the method', async () => {
+    for (const method of ['GET', 'OPTIONS', 'DELETE']) expect((await fetch(`${t.url}/api/m/nothing`, { method })).status).toBe(404);
+  });
+});
