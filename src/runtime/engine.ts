@@ -48,6 +48,8 @@ export interface EngineResponse {
   /** A plain object, or JsonText when the request accepts it. */
   body: unknown;
   endpointId: string;
+  /** Response headers beyond the body's (`Allow` on a 405). */
+  headers?: Record<string, string>;
 }
 
 interface Deps {
@@ -92,6 +94,7 @@ export class Engine {
       response = { ...(await this.serve(table, match, request)), endpointId: match.endpoint.doc._id };
     } catch (error) {
       response = { ...this.renderError(error, match.endpoint, request), endpointId: match.endpoint.doc._id };
+      if (response.status === 405) response.headers = { Allow: table.methodsOf(request.path).join(', ') };
     }
     this.record(match.endpoint, request, response.status, response.body);
     return response;

@@ -70,6 +70,15 @@ describe('OPTIONS and 405', () => {
     expect(put.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
   });
 
+  it("a method the definition serves but not on this kind of path is a 405 with Allow too", async () => {
+    const put = await t.api('PUT', '/api/m/full', { body: { name: 'x' } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+    const post = await t.api('POST', '/api/m/full/ffffffffffffffffffffffff', { body: { name: 'x' } });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD, PUT, PATCH, DELETE, OPTIONS');
+  });
+
   it('a path nothing serves stays a 404, whatever the method', async () => {
     for (const method of ['GET', 'OPTIONS', 'DELETE']) expect((await fetch(`${t.url}/api/m/nothing`, { method })).status).toBe(404);
   });

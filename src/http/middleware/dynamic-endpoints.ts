@@ -36,6 +36,7 @@ export function dynamicEndpoints(engine: Engine) {
       throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: allowed.join(', ') } });
     }
     ctx.status = response.status;
+    if (response.headers) ctx.set(response.headers);
     if (response.body instanceof JsonText) {
       ctx.set('Content-Type', 'application/json; charset=utf-8');
       ctx.body = response.body.text;
