@@ -11,7 +11,7 @@ import type { EndpointSchema, FieldDef } from '../model/field-types/field-type.t
  */
 const OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'has', 'exists'] as const;
 type Operator = (typeof OPERATORS)[number];
-type Scalar = string | number | boolean;
+type Scalar = string | number | boolean | Date;
 
 const PARAM = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,7})(?:\[([A-Za-z]+)\])?$/;
 const MAX_FILTERS = 20;
@@ -42,10 +42,11 @@ const datetime: Kind = {
 };
 const recordId: Kind = { operators: ['eq', 'ne', 'in', 'nin', 'exists'], read: (raw) => (isId(raw) ? raw : { problem: 'a record id' }) };
 const presence: Kind = { operators: ['exists'], read: (raw) => raw };
-// Record dates are stored as full ISO strings: a filter date is brought to the same form.
+// Record dates are written as dates: compared as dates on both stores (ISO text on the embedded
+// one, BSON dates on MongoDB, which would not match a string).
 const storedDate: Kind = {
   operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'],
-  read: (raw) => (Number.isNaN(Date.parse(raw)) ? { problem: 'an ISO 8601 date' } : new Date(raw).toISOString()),
+  read: (raw) => (Number.isNaN(Date.parse(raw)) ? { problem: 'an ISO 8601 date' } : new Date(raw)),
 };
 
 const META: Record<string, Kind> = { _id: { ...recordId, operators: ['eq', 'ne', 'in', 'nin'] }, createdAt: storedDate, updatedAt: storedDate };
@@ -111,7 +112,7 @@ export function listFilter(schema: EndpointSchema, params: Record<string, string
     }
     const read = (reader: Kind, value: string): Scalar => {
       const result = reader.read(value);
-      if (typeof result === 'object') throw badRequest(`Query parameter "${name}" must be ${result.problem}`, [{ field: path, message: `must be ${result.problem}` }]);
+      if (typeof result === 'object' && !(result instanceof Date)) throw badRequest(`Query parameter "${name}" must be ${result.problem}`, [{ field: path, message: `must be ${result.problem}` }]);
       return result;
     };
     let operand: unknown;
