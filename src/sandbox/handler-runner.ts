@@ -183,7 +183,7 @@ class IsolateHandler implements CompiledHandler {
     // queue that task first, so the probe queues behind the code it resumes.
     await new Promise((resolve) => setImmediate(resolve));
     if (sandbox.isolate.isDisposed) return;
-    const watchdog = setTimeout(() => this.#retire(sandbox), this.#limits.timeoutMs + WATCHDOG_GRACE_MS);
+    const watchdog = setTimeout(() => this.#retire(sandbox), this.#limits.timeoutMs + WATCHDOG_GRACE_MS).unref();
     try {
       const probe = await sandbox.isolate.createContext();
       probe.release();
