@@ -72,7 +72,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator });
   const apiKeys = new ApiKeysService(store, events, config.bcryptRounds);
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
-  const records = new RecordsService(store);
+  const records = new RecordsService(store, events);
   const endpoints = new EndpointsService({ store, revisions, events, records });
   const endpointGroups = new EndpointGroupsService(store, revisions, events);
   const handlers = new HandlerCache();

@@ -17,12 +17,29 @@ export interface EventMap {
   'endpoint.created': { id: string; path: string; method: string };
   'endpoint.updated': { id: string; path: string; method: string; previousPath: string; previousMethod: string };
   'endpoint.deleted': { id: string; path: string; method: string };
-  'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number };
-  'api.error': { endpointId: string | null; path: string; method: string; statusCode: number; error: string };
+  /** A dynamic call that succeeded (status below 400); `source` says who called (http, test, mcp, cron). */
+  'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number; source: string };
+  /** A dynamic call that failed (4xx/5xx). */
+  'api.error': { endpointId: string | null; path: string; method: string; statusCode: number; error: string; source: string };
+  /**
+   * A record written through an endpoint (CRUD or a handler's db). `path` is its resourcePath,
+   * `endpointId` the definition that wrote it, `record` the record as clients see it
+   * (`{_id, ...data, createdAt, updatedAt}`; for a delete, as it was).
+   */
+  'record.created': RecordEvent;
+  'record.updated': RecordEvent;
+  'record.deleted': RecordEvent;
   'records.moved': { endpointId: string; from: string; to: string; count: number };
   'endpointgroup.created': { id: string; name: string };
   'endpointgroup.updated': { id: string; name: string; previousName: string };
   'endpointgroup.deleted': { id: string; name: string };
+}
+
+export interface RecordEvent {
+  path: string;
+  endpointId: string;
+  recordId: string;
+  record: Record<string, unknown>;
 }
 
 export type EventName = keyof EventMap;

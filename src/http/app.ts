@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { Services } from './container.ts';
-import { AppError, notFound } from '../lib/errors.ts';
 import { isReservedConcretePath } from '../model/reserved-paths.ts';
+import { notServed } from '../runtime/error-response.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { cors } from './middleware/cors.ts';
@@ -59,14 +59,16 @@ export function createApp(services: Services): Koa<DynState> {
     return ctx.state.managementRoute ? management(ctx as never, next) : next();
   });
   app.use(dynamicEndpoints(services.engine));
-  app.use((ctx, next) => (ctx.state.managementRoute ? allowedMethods(ctx as never, next) : next()));
-
+  // From here on only management paths: the router's 405 (with Allow) or a 404, answered by the
+  // same function the engine answers dynamic paths with.
+  app.use(allowedMethods as never);
   app.use(async (ctx) => {
     if (ctx.body !== undefined && ctx.body !== null) return;
-    if (ctx.status === 405) {
-      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: ctx.response.get('Allow') } });
-    }
-    throw notFound(ctx.path.startsWith('/api') ? `No route for ${ctx.method} ${ctx.path}` : 'Not found');
+    const allowed = ctx.status === 405 ? ctx.response.get('Allow').split(/,\s*/).filter(Boolean) : [];
+    const answer = notServed(ctx.method, ctx.path, allowed);
+    ctx.status = answer.status;
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
   });
   return app;
 }

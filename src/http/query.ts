@@ -1,4 +1,4 @@
-import { badRequest } from '../lib/errors.ts';
+import { positiveInt, readQuery as readParams } from '../lib/query-params.ts';
 import type { DynContext } from './state.ts';
 
 /**
@@ -12,21 +12,9 @@ export interface ListQuery {
   search?: string;
 }
 
+/** The request's query parameters, each given once, all of them allowed (values up to 200 characters). */
 export function readQuery(ctx: DynContext, allowed: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(ctx.query)) {
-    if (!allowed.includes(name)) throw badRequest(`Unknown query parameter "${name.slice(0, 64)}"`, [{ field: name.slice(0, 64), message: 'is not an allowed query parameter' }]);
-    if (typeof value !== 'string') throw badRequest(`Query parameter "${name}" must be given once`, [{ field: name, message: 'must be given once' }]);
-    if (value.length > 200) throw badRequest(`Query parameter "${name}" is too long`, [{ field: name, message: 'must be at most 200 characters' }]);
-    out[name] = value;
-  }
-  return out;
-}
-
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw badRequest(`Query parameter "${name}" must be a positive integer`, [{ field: name, message: 'must be a positive integer' }]);
-  return Number(raw);
+  return readParams(ctx.query, allowed, { maxLength: 200 });
 }
 
 export function listQuery(ctx: DynContext, options: { defaultLimit?: number; extra?: readonly string[] } = {}): ListQuery & { extra: Record<string, string> } {

@@ -52,6 +52,8 @@ export interface LogDoc {
   action: string;
   message: string;
   source: string;
+  /** Who called a dynamic endpoint (http, test, mcp, cron); endpoint calls only. */
+  via?: string;
   ip: string | null;
   userId: string | null;
   method: string | null;

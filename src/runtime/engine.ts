@@ -1,30 +1,34 @@
-import { AppError, badRequest, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
+import { AppError, badRequest, notFound } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import { fillPattern } from '../lib/paths.ts';
+import { positiveInt, readQuery } from '../lib/query-params.ts';
 import type { EventBus } from '../events/bus.ts';
 import { NETWORK_DENIED } from '../model/network-access.ts';
 import type { Principal } from '../model/principal.ts';
 import type { ReferenceField } from '../model/record-schema.ts';
-import { HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from '../sandbox/handler-errors.ts';
 import type { AuditLog } from '../services/audit-log.ts';
 import { flattenRecord, type RecordsService } from '../services/records.ts';
 import type { SettingsService, ActiveSettings } from '../services/settings.ts';
-import { DuplicateKeyError, InvalidFilterError, StoreError } from '../store/types.ts';
 import { accessDenial } from './access.ts';
 import type { CallCounter } from './call-counter.ts';
+import { errorResponse, notServed } from './error-response.ts';
 import type { HandlerCache } from './handler-cache.ts';
 import { JsonText } from './json-text.ts';
-import { isFilterParam, listFilter } from './list-filter.ts';
+import { isFilterParam, listFilter, searchFields } from './list-filter.ts';
 import { handlerDb } from './handler-db.ts';
 import type { RouteCache } from './route-cache.ts';
-import type { CompiledEndpoint, RouteMatch, RouteTable } from './route-table.ts';
+import { directMatch, type CompiledEndpoint, type RouteMatch, type RouteTable } from './route-table.ts';
 
-/**
- * The one dispatch for every caller (live HTTP, the /test route, later MCP and cron): plain
- * objects in, plain objects out. Order: find the definition → network rules → access type →
- * validate writes → store/read or run the handler → respond, count the call, audit it.
- */
+// The one dispatch for every caller — live HTTP (`handle`), the /test route, MCP `tools/call` and
+// cron's endpoint action (`invoke`): plain objects in, plain objects out. Order: find the
+// definition → network rules → access type → validate writes → store/read or run the handler →
+// respond, count the call, audit it, emit events. Failures are rendered by error-response.ts,
+// the same renderer as the management routes'.
+
+/** Who is calling: audited with the call (`via`) and carried by its events. */
+export type CallSource = 'http' | 'test' | 'mcp' | 'cron';
+
 export interface EngineRequest {
   method: string;
   path: string;
@@ -35,21 +39,51 @@ export interface EngineRequest {
   ip: string;
   principal?: Principal | undefined;
   authError?: string | undefined;
-  /** The /test route skips network rules unless asked to apply them. */
-  skipNetworkRules?: boolean;
+  /** Internal callers (cron, /test unless asked) skip network rules. */
+  skipNetworkRules?: boolean | undefined;
   /** Settings already loaded for this request (HTTP loads them once per request). */
   settings?: ActiveSettings | undefined;
   /** The caller sends a JsonText body as is (HTTP); without this, bodies are plain objects. */
   acceptsJsonText?: boolean;
+  /** Who is calling; 'http' when not given. */
+  source?: CallSource | undefined;
 }
 
 export interface EngineResponse {
   status: number;
-  /** A plain object, or JsonText when the request accepts it. */
+  /** A plain object (JsonText only for callers that accept it); null for a 204. */
   body: unknown;
-  endpointId: string;
-  /** Response headers beyond the body's (`Allow` on a 405). */
+  /** The definition that answered; absent when none did (404, 405). */
+  endpointId?: string;
+  /** Response headers beyond the body's (`Allow` on a 405, `Retry-After` on a 503). */
   headers?: Record<string, string>;
+}
+
+/** A call addressed to a definition by id, or to a method and path as a client would send it. */
+export type InvokeTarget = string | { method: string; path: string };
+
+export interface InvokeRequest {
+  headers?: Record<string, string | undefined>;
+  query?: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  /** The caller's address for network rules and the audit log; default 127.0.0.1. */
+  ip?: string;
+  /** For an endpoint-id target: values for its `:param` segments. */
+  params?: Record<string, string>;
+  /** For an endpoint-id target: the record id of an item route (`P/:id`). */
+  recordId?: string;
+  /** For an endpoint-id target: run a disabled definition too (the /test route does). */
+  includeDisabled?: boolean;
+  skipNetworkRules?: boolean;
+  source?: CallSource;
+}
+
+/** A resolved call: the table it was matched in, the match, and the method and path it stands for. */
+export interface Call {
+  table: RouteTable;
+  match: RouteMatch;
+  method: string;
+  path: string;
 }
 
 interface Deps {
@@ -73,36 +107,79 @@ export class Engine {
     this.deps = deps;
   }
 
-  /** Null when no enabled definition matches (the caller answers 404). */
-  async dispatch(request: EngineRequest): Promise<EngineResponse | null> {
+  /**
+   * Live HTTP: always answers — a 404 when nothing serves the path, a 405 with `Allow` when
+   * other methods do, a 204 with `Allow` for OPTIONS.
+   */
+  async handle(request: EngineRequest): Promise<EngineResponse> {
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     // HEAD is served as GET; the HTTP layer sends the headers without the body.
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-    if (!match) return null;
-    return this.dispatchMatch(table, match, request);
+    if (!match) return notServed(request.method, request.path, table.methodsOf(request.path));
+    return this.run(table, match, request);
   }
 
-  /** The methods a path is served with, for `Allow` (empty when no enabled definition serves it). */
-  async allowedMethods(path: string): Promise<string[]> {
+  /**
+   * Where a call goes, or the AppError a caller would get instead: 404 for an unknown (or, without
+   * includeDisabled, disabled) definition or a path nothing serves, 405 with `Allow`, 400 for a
+   * missing `:param` value.
+   */
+  async resolve(target: InvokeTarget, options: Pick<InvokeRequest, 'params' | 'recordId' | 'includeDisabled'> = {}): Promise<Call> {
+    if (typeof target === 'string') {
+      const endpoint = await this.deps.routes.endpoint(target, { includeDisabled: options.includeDisabled === true });
+      if (!endpoint) throw notFound('Endpoint not found');
+      const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
+      const { match, path } = directMatch(endpoint, options.params ?? {}, options.recordId);
+      return { table, match, method: endpoint.doc.method, path };
+    }
+    const method = target.method.toUpperCase();
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
-    return table.methodsOf(path);
+    const match = table.lookup(method === 'HEAD' ? 'GET' : method, target.path);
+    if (match) return { table, match, method, path: target.path };
+    const answer = notServed(method, target.path, table.methodsOf(target.path));
+    throw new AppError(answer.status, answer.body?.error ?? '', { headers: answer.headers });
   }
 
-  async dispatchMatch(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<EngineResponse> {
+  /**
+   * A call from inside the service (the /test route, MCP, cron), through the same steps as a
+   * live request. Never throws: an unknown target is a 404 response (405 with `Allow`). The body
+   * is always a plain object.
+   */
+  async invoke(target: InvokeTarget | Call, request: InvokeRequest, principal: Principal | undefined): Promise<EngineResponse> {
+    let call: Call;
+    try {
+      call = typeof target === 'object' && 'match' in target ? target : await this.resolve(target, request);
+    } catch (error) {
+      const rendered = this.renderError(error, null, typeof target === 'string' ? `invoke ${target}` : `${target.method} ${target.path}`);
+      return { status: rendered.status, body: rendered.body, ...(Object.keys(rendered.headers).length > 0 ? { headers: rendered.headers } : {}) };
+    }
+    const headers: Record<string, string | undefined> = {};
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    return this.run(call.table, call.match, {
+      method: call.method,
+      path: call.path,
+      headers,
+      query: request.query ?? {},
+      body: request.body,
+      ip: request.ip ?? '127.0.0.1',
+      principal,
+      skipNetworkRules: request.skipNetworkRules,
+      source: request.source ?? 'http',
+    });
+  }
+
+  private async run(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<EngineResponse> {
     let response: EngineResponse;
     try {
       response = { ...(await this.serve(table, match, request)), endpointId: match.endpoint.doc._id };
     } catch (error) {
-      response = { ...this.renderError(error, match.endpoint, request), endpointId: match.endpoint.doc._id };
-      if (response.status === 405) response.headers = { Allow: table.methodsOf(request.path).join(', ') };
+      const rendered = this.renderError(error, match.endpoint, `${request.method} ${request.path}`);
+      response = { status: rendered.status, body: rendered.body, endpointId: match.endpoint.doc._id };
+      if (rendered.status === 405) response.headers = { ...rendered.headers, Allow: table.methodsOf(request.path).join(', ') };
+      else if (rendered.headers !== undefined && Object.keys(rendered.headers).length > 0) response.headers = rendered.headers;
     }
     this.record(match.endpoint, request, response.status, response.body);
     return response;
-  }
-
-  /** Route table of this instance (for the management API's /test route). */
-  table(): Promise<RouteTable> {
-    return this.deps.routes.current();
   }
 
   private async serve(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<{ status: number; body: unknown }> {
@@ -129,7 +206,7 @@ export class Engine {
 
     if (method === 'GET' && id === null) {
       const fields = endpoint.schema.schema;
-      const query = readQuery(request.query, LIST_PARAMS, (name) => isFilterParam(fields, name));
+      const query = readQuery(request.query, LIST_PARAMS, { accepts: (name) => isFilterParam(fields, name) });
       const filter = listFilter(fields, Object.fromEntries(Object.entries(query).filter(([name]) => !LIST_PARAMS.includes(name))));
       const page = positiveInt('page', query.page, 1);
       const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
@@ -165,7 +242,7 @@ export class Engine {
       return { status: 201, body: { success: true, data: flattenRecord(record) } };
     }
     if (method === 'DELETE') {
-      const deleted = await records.delete(resourcePath, id as string);
+      const deleted = await records.delete(resourcePath, id as string, endpoint.doc._id);
       if (!deleted) throw notFound('Record not found');
       return { status: 200, body: { success: true, data: flattenRecord(deleted) } };
     }
@@ -181,7 +258,7 @@ export class Engine {
       data = endpoint.schema.validate({ ...existing.data, ...patch });
       await this.checkReferences(endpoint.schema.referenceFields.filter((f) => f.field in patch), data);
     }
-    const updated = await records.replace(resourcePath, id as string, data);
+    const updated = await records.replace(resourcePath, id as string, data, endpoint.doc._id);
     if (!updated) throw notFound('Record not found');
     return { status: 200, body: { success: true, data: flattenRecord(updated) } };
   }
@@ -251,67 +328,45 @@ export class Engine {
     return { status: result.status, body: { success: false, error, ...(data && typeof data === 'object' ? { data } : {}) } };
   }
 
-  private renderError(error: unknown, endpoint: CompiledEndpoint, request: EngineRequest): { status: number; body: unknown } {
-    const fail = (status: number, message: string, details?: unknown) => ({ status, body: { success: false, error: message, ...(details ? { details } : {}) } });
-    if (error instanceof AppError) return fail(error.status, error.message, error.details);
-    if (error instanceof InvalidFilterError) return fail(400, error.message);
-    if (error instanceof DuplicateKeyError) return fail(409, 'A record with these values already exists');
-    if (error instanceof StoreError) return fail(503, error.code === 'busy' ? 'The database is busy; try again' : 'The database is unavailable');
-    const where = `${endpoint.doc.method} ${endpoint.doc.path}`;
-    if (error instanceof HandlerError) {
-      this.deps.logger.warn(`handler of ${where} threw`, { message: error.message });
-      return fail(500, error.message);
-    }
-    if (error instanceof HandlerTimeoutError || error instanceof HandlerMemoryError || error instanceof HandlerResultError) {
-      this.deps.logger.warn(`handler of ${where} was stopped`, { message: error.message });
-      return fail(500, error.message);
-    }
-    this.deps.logger.error(`${request.method} ${request.path} failed`, { error });
-    return fail(500, 'Internal server error');
+  /** The shared renderer's answer; logs what it says to log, naming the definition or target. */
+  private renderError(error: unknown, endpoint: CompiledEndpoint | null, what: string) {
+    const rendered = errorResponse(error);
+    if (rendered.log === 'warn') this.deps.logger.warn(`handler of ${endpoint ? `${endpoint.doc.method} ${endpoint.doc.path}` : what} failed`, { message: (error as Error).message });
+    else if (rendered.log === 'error') this.deps.logger.error(`${what} failed`, { error });
+    return rendered;
   }
 
-  /** Counts the call, writes the audit entry (buffered) and emits the events webhooks listen to. */
+  /**
+   * Counts the call, writes the audit entry (buffered) and emits the events webhooks listen to:
+   * `endpoint.called` for a call that succeeded, `api.error` for a 4xx/5xx.
+   */
   private record(endpoint: CompiledEndpoint, request: EngineRequest, status: number, body: unknown): void {
     const { counter, audit, events } = this.deps;
     const doc = endpoint.doc;
     counter.count(doc._id);
     const principal = request.principal;
+    const source = request.source ?? 'http';
+    const failed = status >= 400;
     // Failures are always audited; successful calls unless auditApiCalls is off (settings not yet
     // reloaded count as on).
     const settings = request.settings ?? this.deps.settings.peek();
-    if (status >= 400 || settings?.auditApiCalls !== false) audit.enqueue({
-      action: status >= 400 ? 'error' : 'api_call',
-      message: `${request.method} ${request.path} → ${status}${status >= 400 ? `: ${String((body as { error?: unknown }).error ?? '')}` : ''}`,
+    if (failed || settings?.auditApiCalls !== false) audit.enqueue({
+      action: failed ? 'error' : 'api_call',
+      message: `${request.method} ${request.path} → ${status}${failed ? `: ${String((body as { error?: unknown }).error ?? '')}` : ''}`,
       source: 'endpoint',
+      via: source,
       ip: request.ip,
       userId: principal?.kind === 'user' ? principal.userId : null,
       method: request.method,
       path: request.path,
       statusCode: status,
     });
-    if (events.has('endpoint.called')) events.emit('endpoint.called', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status });
-    if (status >= 400 && events.has('api.error')) {
-      events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? '') });
+    if (!failed) {
+      if (events.has('endpoint.called')) events.emit('endpoint.called', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, source });
+    } else if (events.has('api.error')) {
+      events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? ''), source });
     }
   }
-}
-
-function readQuery(query: EngineRequest['query'], allowed: readonly string[], accepts: (name: string) => boolean = () => false): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    if (!allowed.includes(name) && !accepts(name)) throw badRequest(`Unknown query parameter "${name.slice(0, 64)}"`, [{ field: name.slice(0, 64), message: 'is not an allowed query parameter' }]);
-    if (typeof value !== 'string') throw badRequest(`Query parameter "${name}" must be given once`);
-    if (value.length > 1000) throw badRequest(`Query parameter "${name}" is too long`);
-    out[name] = value;
-  }
-  return out;
-}
-
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw badRequest(`Query parameter "${name}" must be a positive integer`);
-  return Number(raw);
 }
 
 function populateFields(endpoint: CompiledEndpoint, raw: string | undefined): ReferenceField[] {
@@ -339,11 +394,11 @@ function sortOf(endpoint: CompiledEndpoint, raw: string | undefined): Record<str
   return sort;
 }
 
-/** `search=term`: a case-insensitive substring of any top-level string field. */
+/** `search=term`: a case-insensitive substring of any searchable field (the field types say which). */
 function searchOf(endpoint: CompiledEndpoint, raw: string | undefined): { term: string; fields: string[] } | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   if (raw.length > 200) throw badRequest('Query parameter "search" must be at most 200 characters');
-  const fields = Object.entries(endpoint.schema.schema).filter(([, def]) => def.type === 'string').map(([name]) => name);
+  const fields = searchFields(endpoint.schema.schema);
   if (fields.length === 0) throw badRequest('search: this endpoint has no string fields to search');
   return { term: raw.trim(), fields };
 }

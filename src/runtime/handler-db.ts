@@ -72,11 +72,11 @@ function scopedDb(records: RecordsService, scope: { endpointId: string; resource
       if (!isId(id)) return null;
       const existing = await records.get(resourcePath, id);
       if (!existing) return null;
-      const updated = await records.replace(resourcePath, id, { ...existing.data, ...recordData(data) });
+      const updated = await records.replace(resourcePath, id, { ...existing.data, ...recordData(data) }, scope.endpointId);
       return updated ? flattenRecord(updated) : null;
     },
     async delete(id) {
-      return isId(id) && (await records.delete(resourcePath, id)) !== null;
+      return isId(id) && (await records.delete(resourcePath, id, scope.endpointId)) !== null;
     },
   };
 }

@@ -36,6 +36,21 @@ export class RouteCache {
     return this.building.table;
   }
 
+  /**
+   * The definition with this id as served; with `includeDisabled`, a disabled one is compiled
+   * from the store on the spot (the /test route runs definitions that are not served). System
+   * definitions are platform routes, never dispatched here.
+   */
+  async endpoint(id: string, options: { includeDisabled?: boolean } = {}): Promise<CompiledEndpoint | null> {
+    const table = this.peek() ?? (await this.current());
+    const served = table.endpoint(id);
+    if (served || !options.includeDisabled) return served ?? null;
+    const doc = await this.deps.store.collection<EndpointDoc>('endpoints').findById(id);
+    if (!doc || doc.isSystem) return null;
+    const group = doc.groupId ? await this.deps.store.collection<EndpointGroupDoc>('endpointgroups').findById(doc.groupId) : null;
+    return compileEndpoint(doc, group ?? undefined);
+  }
+
   private async rebuild(revision: number): Promise<RouteTable> {
     const [docs, groups] = await Promise.all([
       this.deps.store.collection<EndpointDoc>('endpoints').find({ enabled: true, isSystem: false }),

@@ -1,4 +1,5 @@
-import { matchSegments, parsePathPattern, splitPath, versionedPath, type PathPattern } from '../lib/paths.ts';
+import { badRequest } from '../lib/errors.ts';
+import { fillPattern, matchSegments, parsePathPattern, splitPath, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EndpointDoc, EndpointGroupDoc, HttpMethod } from '../model/endpoint.ts';
 import { compileNetworkPolicy, effectiveRules, type NetworkPolicy } from '../model/network-access.ts';
 import { compileRecordSchema, type CompiledRecordSchema } from '../model/record-schema.ts';
@@ -42,18 +43,39 @@ export function compileEndpoint(doc: EndpointDoc, group: EndpointGroupDoc | unde
   };
 }
 
+/**
+ * The match of a call addressed to a definition itself (by id, as /test, MCP and cron do):
+ * values for its `:param` segments and, for an item route, the record id. Returns the request
+ * path such a call stands for; a missing parameter is a 400.
+ */
+export function directMatch(endpoint: CompiledEndpoint, values: Record<string, string>, recordId: string | undefined): { match: RouteMatch; path: string } {
+  const names = endpoint.pattern.paramNames;
+  const missing = names.filter((name) => !values[name]);
+  if (missing.length > 0) throw badRequest(`params needs ${missing.join(', ')}`, [{ field: 'params', message: `needs ${missing.join(', ')}` }]);
+  const params = Object.fromEntries(names.map((name) => [name, values[name] as string]));
+  const path = fillPattern(endpoint.pattern, params) + (recordId ? `/${encodeURIComponent(recordId)}` : '');
+  return { match: { endpoint, params, id: recordId ?? null }, path };
+}
+
 export class RouteTable {
   private readonly byMethod = new Map<HttpMethod, CompiledEndpoint[]>();
+  private readonly byId = new Map<string, CompiledEndpoint>();
   readonly endpoints: readonly CompiledEndpoint[];
 
   constructor(endpoints: readonly CompiledEndpoint[]) {
     this.endpoints = endpoints;
     for (const endpoint of endpoints) {
+      this.byId.set(endpoint.doc._id, endpoint);
       const list = this.byMethod.get(endpoint.doc.method) ?? [];
       list.push(endpoint);
       this.byMethod.set(endpoint.doc.method, list);
     }
     for (const list of this.byMethod.values()) list.sort((a, b) => literalCount(b.pattern) - literalCount(a.pattern));
+  }
+
+  /** The served definition with this id, if any. */
+  endpoint(id: string): CompiledEndpoint | undefined {
+    return this.byId.get(id);
   }
 
   lookup(method: string, path: string): RouteMatch | null {

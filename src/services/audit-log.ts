@@ -11,6 +11,8 @@ export interface AuditEntry {
   action: string;
   message: string;
   source: string;
+  /** Who called a dynamic endpoint: http, test, mcp or cron (endpoint calls only). */
+  via?: string;
   ip?: string | null;
   userId?: string | null;
   method?: string | null;
@@ -46,6 +48,7 @@ export class AuditLog {
       action: entry.action,
       message: entry.message.slice(0, 2000),
       source: entry.source,
+      ...(entry.via ? { via: entry.via } : {}),
       ip: entry.ip ?? null,
       userId: entry.userId ?? null,
       method: entry.method ?? null,

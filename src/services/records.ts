@@ -1,3 +1,4 @@
+import type { EventBus, EventName } from '../events/bus.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import { assertFieldPath } from '../store/filter.ts';
@@ -9,6 +10,10 @@ import { InvalidFilterError, type FindOptions, type Filter, type JsonView, type 
  * on create and delete, so a page costs one indexed range read instead of a COUNT over all
  * records. Paths whose records expire use an exact COUNT instead, because expiry removes
  * records without going through delete.
+ *
+ * Every write through an endpoint (CRUD and handlers' db) emits record.created / updated /
+ * deleted here, where it happens — and only when someone listens, so the hot path builds no
+ * event nobody receives.
  */
 interface CountDoc {
   _id: string;
@@ -74,9 +79,16 @@ export function dataSort(sort: SortSpec | undefined): SortSpec | undefined {
 
 export class RecordsService {
   private readonly store: Store;
+  private readonly events: EventBus | undefined;
 
-  constructor(store: Store) {
+  constructor(store: Store, events?: EventBus) {
     this.store = store;
+    this.events = events;
+  }
+
+  private emit(event: Extract<EventName, `record.${string}`>, record: RecordDoc, endpointId: string | undefined): void {
+    if (!this.events?.has(event)) return;
+    this.events.emit(event, { path: record.resourcePath, endpointId: endpointId ?? record.endpointId, recordId: record._id, record: flattenRecord(record) });
   }
 
   private get records() {
@@ -144,15 +156,22 @@ export class RecordsService {
       createdAt: now,
       updatedAt: now,
     }, { counter });
+    this.emit('record.created', record, input.endpointId);
     return record;
   }
 
-  replace(resourcePath: string, id: string, data: Record<string, unknown>): Promise<RecordDoc | null> {
-    return this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } });
+  /** Replaces a record's data; `endpointId` names the definition that wrote (for events). */
+  async replace(resourcePath: string, id: string, data: Record<string, unknown>, endpointId?: string): Promise<RecordDoc | null> {
+    const updated = await this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } });
+    if (updated) this.emit('record.updated', updated, endpointId);
+    return updated;
   }
 
-  async delete(resourcePath: string, id: string): Promise<RecordDoc | null> {
-    return this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
+  /** Deletes a record; `endpointId` names the definition that deleted it (for events). */
+  async delete(resourcePath: string, id: string, endpointId?: string): Promise<RecordDoc | null> {
+    const deleted = await this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
+    if (deleted) this.emit('record.deleted', deleted, endpointId);
+    return deleted;
   }
 
   countOwn(endpointId: string): Promise<number> {

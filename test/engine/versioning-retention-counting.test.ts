@@ -327,7 +327,7 @@ describe('events', () => {
     }
   });
 
-  it('endpoint.called on every call; api.error on a 4xx', async () => {
+  it('endpoint.called only when a call succeeds; api.error on a 4xx instead', async () => {
     const called = collect('endpoint.called');
     const errors = collect('api.error');
     try {
@@ -341,16 +341,14 @@ describe('events', () => {
 
       const mine = called.seen.filter((e) => e.path.startsWith(path));
       expect(mine).toEqual([
-        { endpointId: post, path, method: 'POST', statusCode: 201 },
-        { endpointId: post, path, method: 'POST', statusCode: 400 },
-        { endpointId: get, path: `${path}/${ok.body.data._id}`, method: 'GET', statusCode: 200 },
-        { endpointId: get, path: `${path}/000000000000000000000000`, method: 'GET', statusCode: 404 },
+        { endpointId: post, path, method: 'POST', statusCode: 201, source: 'http' },
+        { endpointId: get, path: `${path}/${ok.body.data._id}`, method: 'GET', statusCode: 200, source: 'http' },
       ]);
       const myErrors = errors.seen.filter((e) => e.path.startsWith(path));
       expect(myErrors).toHaveLength(2);
-      expect(myErrors[0]).toMatchObject({ endpointId: post, path, method: 'POST', statusCode: 400 });
+      expect(myErrors[0]).toMatchObject({ endpointId: post, path, method: 'POST', statusCode: 400, source: 'http' });
       expect(myErrors[0]?.error).toMatch(/title/);
-      expect(myErrors[1]).toEqual({ endpointId: get, path: `${path}/000000000000000000000000`, method: 'GET', statusCode: 404, error: 'Record not found' });
+      expect(myErrors[1]).toEqual({ endpointId: get, path: `${path}/000000000000000000000000`, method: 'GET', statusCode: 404, error: 'Record not found', source: 'http' });
     } finally {
       called.stop();
       errors.stop();

@@ -1,18 +1,17 @@
 import type { Next } from 'koa';
-import { AppError } from '../../lib/errors.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { JsonText } from '../../runtime/json-text.ts';
 import type { DynContext } from '../state.ts';
 
 /**
- * Hands every request that no management route answered to the engine. The engine's response
- * is already in the API's shape; a path no enabled definition matches falls through to 404.
+ * Hands every request outside the management roots to the engine, which answers it in the API's
+ * shape — 404 when nothing serves the path, 405 with `Allow` when other methods do, 204 with
+ * `Allow` for OPTIONS. Record reads come back as JsonText and are sent as they are.
  */
 export function dynamicEndpoints(engine: Engine) {
   return async (ctx: DynContext, next: Next): Promise<void> => {
-    if (ctx.body !== undefined && ctx.body !== null) return next();
-    if (ctx.status !== 404) return next();
-    const response = await engine.dispatch({
+    if (ctx.state.managementRoute) return next();
+    const response = await engine.handle({
       method: ctx.method,
       path: ctx.path,
       headers: ctx.headers as Record<string, string | undefined>,
@@ -23,24 +22,14 @@ export function dynamicEndpoints(engine: Engine) {
       authError: ctx.state.authError,
       settings: ctx.state.settings,
       acceptsJsonText: true,
+      source: 'http',
     });
-    if (!response) {
-      // A path served with other methods: OPTIONS lists them, anything else is a 405 naming them.
-      const allowed = await engine.allowedMethods(ctx.path);
-      if (allowed.length === 0) return next();
-      ctx.set('Allow', allowed.join(', '));
-      if (ctx.method === 'OPTIONS') {
-        ctx.status = 204;
-        return;
-      }
-      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: allowed.join(', ') } });
-    }
     ctx.status = response.status;
     if (response.headers) ctx.set(response.headers);
     if (response.body instanceof JsonText) {
       ctx.set('Content-Type', 'application/json; charset=utf-8');
       ctx.body = response.body.text;
-    } else {
+    } else if (response.body !== null) {
       ctx.body = response.body;
     }
   };

@@ -1,9 +1,7 @@
 import { isIP } from 'node:net';
-import { badRequest } from '../../lib/errors.ts';
-import { fillPattern } from '../../lib/paths.ts';
+import { AppError, badRequest } from '../../lib/errors.ts';
 import { principalUserId } from '../../model/principal.ts';
 import { compileValidator } from '../../model/validation.ts';
-import { compileEndpoint } from '../../runtime/route-table.ts';
 import { endpointDocs, endpointExamples } from '../../runtime/endpoint-docs.ts';
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
@@ -99,35 +97,29 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, endpointDocs(await services.endpoints.get(ctx.params.id as string)));
   });
 
-  // Runs the endpoint through the same dispatch as a live call (network rules skipped unless
-  // applyNetworkAccess), as the calling user, and reports what happened.
+  // Runs the endpoint through the engine's invoke, the same steps as a live call (network rules
+  // skipped unless applyNetworkAccess), as the calling user, and reports what happened.
   router.post('/endpoints/:id/test', write, async (ctx) => {
     const input = validateTest(ctx.request.body ?? {});
     const doc = await services.endpoints.get(ctx.params.id as string);
     if (doc.isSystem) throw badRequest('System endpoints are platform routes: call them directly');
     if (input.clientIp !== undefined && isIP(input.clientIp) === 0) throw badRequest('Invalid request body: clientIp must be an IP address', [{ field: 'clientIp', message: 'must be an IP address' }]);
-    const table = await services.engine.table();
-    const group = doc.groupId ? await services.endpointGroups.get(doc.groupId).catch(() => undefined) : undefined;
-    const endpoint = table.endpoints.find((e) => e.doc._id === doc._id) ?? compileEndpoint(doc, group);
-    const params = input.params ?? {};
-    const missing = endpoint.pattern.paramNames.filter((name) => !params[name]);
-    if (missing.length > 0) throw badRequest(`Invalid request body: params needs ${missing.join(', ')}`, [{ field: 'params', message: `needs ${missing.join(', ')}` }]);
-    const path = fillPattern(endpoint.pattern, params) + (input.recordId ? `/${encodeURIComponent(input.recordId)}` : '');
+    const call = await services.engine.resolve(doc._id, { params: input.params ?? {}, ...(input.recordId ? { recordId: input.recordId } : {}), includeDisabled: true }).catch((error: unknown) => {
+      throw error instanceof AppError && error.status === 400 ? new AppError(400, `Invalid request body: ${error.message}`, { ...(error.details ? { details: error.details } : {}) }) : error;
+    });
     const headers = Object.fromEntries(Object.entries(input.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
     const clientIp = input.clientIp ?? ctx.state.clientIp;
     const started = performance.now();
-    const response = await services.engine.dispatchMatch(table, { endpoint, params, id: input.recordId ?? null }, {
-      method: doc.method,
-      path,
+    const response = await services.engine.invoke(call, {
       headers,
       query: input.query ?? {},
       body: input.body,
       ip: clientIp,
-      principal: ctx.state.principal,
       skipNetworkRules: input.applyNetworkAccess !== true,
-    });
+      source: 'test',
+    }, ctx.state.principal);
     ok(ctx, {
-      request: { method: doc.method, path, headers, query: input.query ?? {}, body: input.body ?? null, clientIp, networkRulesApplied: input.applyNetworkAccess === true },
+      request: { method: call.method, path: call.path, headers, query: input.query ?? {}, body: input.body ?? null, clientIp, networkRulesApplied: input.applyNetworkAccess === true },
       status: response.status,
       body: response.body,
       durationMs: Math.round((performance.now() - started) * 100) / 100,

@@ -1,4 +1,4 @@
-import { checkRange, definedOptions, SIZE_OPTION, type FieldDef, type FieldType } from './field-type.ts';
+import { checkRange, definedOptions, SIZE_OPTION, TEXT_FILTER, type FieldDef, type FieldType } from './field-type.ts';
 
 export interface ArrayFieldDef extends FieldDef {
   /** The definition every item must satisfy; without it items may be any JSON values. */
@@ -38,4 +38,6 @@ export const arrayType: FieldType<ArrayFieldDef> = {
     const item = def.items ? referenceOfChild(def.items) : undefined;
     return item && !item.many ? { ref: item.ref, many: true } : undefined;
   },
+  // `tags[has]=new`: one item, read as the item type (as text when items are untyped).
+  filter: (def, filterOfChild) => ({ operators: ['has', 'exists'], read: (raw) => raw, item: def.items ? filterOfChild(def.items) : TEXT_FILTER }),
 };

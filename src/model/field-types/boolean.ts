@@ -1,4 +1,10 @@
-import type { FieldType } from './field-type.ts';
+import type { FieldFilter, FieldType } from './field-type.ts';
+
+/** Also how `[exists]=` reads its operand. */
+export const BOOLEAN_FILTER: FieldFilter = {
+  operators: ['eq', 'ne', 'exists'],
+  read: (raw) => (raw === 'true' ? true : raw === 'false' ? false : { problem: 'true or false' }),
+};
 
 export const booleanType: FieldType = {
   name: 'boolean',
@@ -6,4 +12,5 @@ export const booleanType: FieldType = {
   options: { properties: {} },
   toJsonSchema: () => ({ type: 'boolean' }),
   exampleValue: () => true,
+  filter: () => BOOLEAN_FILTER,
 };

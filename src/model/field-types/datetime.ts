@@ -1,4 +1,4 @@
-import type { FieldType } from './field-type.ts';
+import type { FieldFilter, FieldType } from './field-type.ts';
 
 /**
  * ISO 8601 extended format: a date (`2026-11-21`) or a date-time with minutes, optional seconds
@@ -20,6 +20,12 @@ export function isIsoDateTime(value: string): boolean {
     && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
 }
 
+// Filters compare the text as written: record values are stored as the strings clients sent.
+const DATETIME_FILTER: FieldFilter = {
+  operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'exists'],
+  read: (raw) => (Number.isNaN(Date.parse(raw)) ? { problem: 'an ISO 8601 date' } : raw),
+};
+
 export const datetimeType: FieldType = {
   name: 'datetime',
   expected: 'an ISO 8601 date or date-time string',
@@ -27,4 +33,5 @@ export const datetimeType: FieldType = {
   formats: { 'iso-date-time': isIsoDateTime },
   toJsonSchema: () => ({ type: 'string', format: 'iso-date-time' }),
   exampleValue: () => '2026-01-01T00:00:00.000Z',
+  filter: () => DATETIME_FILTER,
 };

@@ -1,7 +1,7 @@
-/**
- * The one interface every field type implements. A type is a plain object in its own file,
- * listed once in index.ts: adding a type is one file and one line (PocketBase's model).
- */
+// The one interface every field type implements. A type is a plain object in its own file,
+// listed once in index.ts: adding a type is one file and one line (PocketBase's model). A type
+// answers for itself: validation (JSON Schema), save-time checks, examples, references, list
+// filters and search.
 
 /** A field definition as administrators write it (API JSON, project YAML). */
 export interface FieldDef {
@@ -37,6 +37,29 @@ export interface DefinitionCheck {
   checkItem(option: string, def: unknown): void;
 }
 
+/** The operators of list filters (`?price[gte]=5`); a type says which of them it takes. */
+export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'has', 'exists'] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+export type FilterValue = string | number | boolean | Date;
+
+/** How list filters treat a field of a type: the operators it takes and how a query value is read. */
+export interface FieldFilter {
+  readonly operators: readonly FilterOperator[];
+  /** The value to compare with, or a message completing "must be …". */
+  read(raw: string): FilterValue | { problem: string };
+  /** For `has`: how one item of an array field is read. */
+  readonly item?: FieldFilter;
+}
+
+/** The operators of values with an order (text, numbers). */
+export const ORDERED_OPERATORS: readonly FilterOperator[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists'];
+
+/** Text compared as it is written. */
+export const TEXT_FILTER: FieldFilter = { operators: ORDERED_OPERATORS, read: (raw) => raw };
+
+/** A field that can only be asked whether it is there (objects, JSON values). */
+export const PRESENCE_FILTER: FieldFilter = { operators: ['exists'], read: (raw) => raw };
+
 export interface FieldType<D extends FieldDef = FieldDef> {
   readonly name: string;
   /** Completes "must be ..." in error messages about a value of the wrong type or format. */
@@ -58,6 +81,13 @@ export interface FieldType<D extends FieldDef = FieldDef> {
   children?(def: D): EndpointSchema | undefined;
   /** The endpoint this field's value points into, for the engine's existence check. */
   reference?(def: D, referenceOfChild: (child: FieldDef) => FieldReference | undefined): FieldReference | undefined;
+  /**
+   * How list filters read this field; without it a field only takes `exists` (an object's
+   * children are filtered by their own names).
+   */
+  filter?(def: D, filterOfChild: (child: FieldDef) => FieldFilter): FieldFilter;
+  /** Whether `search=term` looks for the term in this field (a case-insensitive substring). */
+  readonly searchable?: boolean;
 }
 
 /** Reports `min > max` for a pair of numeric options. */

@@ -1,10 +1,15 @@
-import { checkRange, definedOptions, type FieldDef, type FieldType } from './field-type.ts';
+import { checkRange, definedOptions, ORDERED_OPERATORS, type FieldDef, type FieldFilter, type FieldType } from './field-type.ts';
 
 export interface NumberFieldDef extends FieldDef {
   minimum?: number;
   maximum?: number;
   integer?: boolean;
 }
+
+const NUMBER_FILTER: FieldFilter = {
+  operators: ORDERED_OPERATORS,
+  read: (raw) => (raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : { problem: 'a number' }),
+};
 
 /** Finite numbers only: ajv's strictNumbers refuses NaN and Infinity handed in from code. */
 export const numberType: FieldType<NumberFieldDef> = {
@@ -25,4 +30,5 @@ export const numberType: FieldType<NumberFieldDef> = {
     const low = def.minimum ?? (def.maximum !== undefined && def.maximum < 0 ? def.maximum : 0);
     return def.integer ? Math.ceil(low) : low;
   },
+  filter: () => NUMBER_FILTER,
 };

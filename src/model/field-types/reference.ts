@@ -1,10 +1,13 @@
 import { isId } from '../../lib/ids.ts';
-import type { FieldDef, FieldType } from './field-type.ts';
+import type { FieldDef, FieldFilter, FieldType } from './field-type.ts';
 
 export interface ReferenceFieldDef extends FieldDef {
   /** The target endpoint's path, e.g. `/api/shop/categories`. */
   ref: string;
 }
+
+/** Also how `_id` is read in filters. */
+export const RECORD_ID_FILTER: FieldFilter = { operators: ['eq', 'ne', 'in', 'nin', 'exists'], read: (raw) => (isId(raw) ? raw : { problem: 'a record id' }) };
 
 const ENDPOINT_PATH = /^\/[^\s?#]*$/;
 
@@ -23,4 +26,5 @@ export const referenceType: FieldType<ReferenceFieldDef> = {
   toJsonSchema: () => ({ type: 'string', format: 'record-id' }),
   exampleValue: () => '000000000000000000000000',
   reference: (def) => ({ ref: def.ref, many: false }),
+  filter: () => RECORD_ID_FILTER,
 };

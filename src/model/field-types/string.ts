@@ -1,5 +1,5 @@
 import { compilePattern, PatternSyntaxError } from '../../lib/safe-pattern.ts';
-import { checkRange, definedOptions, SIZE_OPTION, type FieldDef, type FieldType } from './field-type.ts';
+import { checkRange, definedOptions, SIZE_OPTION, TEXT_FILTER, type FieldDef, type FieldType } from './field-type.ts';
 
 export interface StringFieldDef extends FieldDef {
   minLength?: number;
@@ -47,4 +47,6 @@ export const stringType: FieldType<StringFieldDef> = {
     const min = def.minLength ?? 0;
     return 'text'.repeat(Math.ceil(Math.max(min, 1) / 4)).slice(0, Math.max(min, Math.min(4, def.maxLength ?? 4)));
   },
+  filter: () => TEXT_FILTER,
+  searchable: true,
 };
