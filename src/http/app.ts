@@ -59,12 +59,14 @@ export function createApp(services: Services): Koa<DynState> {
     return ctx.state.managementRoute ? management(ctx as never, next) : next();
   });
   app.use(dynamicEndpoints(services.engine));
-  // From here on only management paths: the router's 405 (with Allow) or a 404, answered by the
-  // same function the engine answers dynamic paths with.
-  app.use(allowedMethods as never);
+  // From here on only management paths: the methods the router serves the path with (it sets
+  // Allow, and answers OPTIONS), then a 405 naming them or a 404 — answered by the same function
+  // the engine answers dynamic paths with.
+  const noMore = async () => undefined;
   app.use(async (ctx) => {
+    await allowedMethods(ctx as never, noMore);
     if (ctx.body !== undefined && ctx.body !== null) return;
-    const allowed = ctx.status === 405 ? ctx.response.get('Allow').split(/,\s*/).filter(Boolean) : [];
+    const allowed = String(ctx.response.get('Allow') ?? '').split(/,\s*/).filter(Boolean);
     const answer = notServed(ctx.method, ctx.path, allowed);
     ctx.status = answer.status;
     ctx.set(answer.headers);
