@@ -115,7 +115,7 @@ export class Engine {
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     // HEAD is served as GET; the HTTP layer sends the headers without the body.
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-    if (!match) return notServed(request.method, request.path, table.methodsOf(request.path));
+    if (!match) return notServedResponse(table, request.method, request.path);
     return this.run(table, match, request);
   }
 
@@ -146,6 +146,9 @@ export class Engine {
    * is always a plain object.
    */
   async invoke(target: InvokeTarget | Call, request: InvokeRequest, principal: Principal | undefined): Promise<EngineResponse> {
+    if (typeof target === 'object' && !('match' in target) && target.method.toUpperCase() === 'OPTIONS') {
+      return notServedResponse(this.deps.routes.peek() ?? (await this.deps.routes.current()), 'OPTIONS', target.path);
+    }
     let call: Call;
     try {
       call = typeof target === 'object' && 'match' in target ? target : await this.resolve(target, request);
@@ -367,6 +370,12 @@ export class Engine {
       events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? ''), source });
     }
   }
+}
+
+/** The answer for a method a path is not served with: 404, 405 with `Allow`, or 204 for OPTIONS. */
+function notServedResponse(table: RouteTable, method: string, path: string): EngineResponse {
+  const { status, body, headers } = notServed(method, path, table.methodsOf(path));
+  return { status, body, headers };
 }
 
 function populateFields(endpoint: CompiledEndpoint, raw: string | undefined): ReferenceField[] {
