@@ -12,8 +12,10 @@ export interface ReadQueryOptions {
   maxLength?: number;
 }
 
+const DEFAULTS: ReadQueryOptions = Object.freeze({});
+
 /** The query's parameters, each given once, all of them allowed. */
-export function readQuery(query: RawQuery, allowed: readonly string[], options: ReadQueryOptions = {}): Record<string, string> {
+export function readQuery(query: RawQuery, allowed: readonly string[], options: ReadQueryOptions = DEFAULTS): Record<string, string> {
   const out: Record<string, string> = {};
   const maxLength = options.maxLength ?? 1000;
   for (const [name, value] of Object.entries(query)) {
