@@ -1,8 +1,8 @@
-import { isId } from '../lib/ids.ts';
 import { AppError, badRequest, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { fillPattern } from '../lib/paths.ts';
-import { positiveInt, readQuery } from '../lib/query-params.ts';
+import { readQuery } from '../lib/query-params.ts';
 import type { EventBus } from '../events/bus.ts';
 import { NETWORK_DENIED } from '../model/network-access.ts';
 import type { Principal } from '../model/principal.ts';
@@ -15,8 +15,8 @@ import type { CallCounter } from './call-counter.ts';
 import { errorResponse, notServed } from './error-response.ts';
 import type { HandlerCache } from './handler-cache.ts';
 import { JsonText } from './json-text.ts';
-import { isFilterParam, listFilter, searchFields } from './list-filter.ts';
 import { handlerDb } from './handler-db.ts';
+import { readItemPopulate, readListRequest } from './list-request.ts';
 import type { RouteCache } from './route-cache.ts';
 import { directMatch, type CompiledEndpoint, type RouteMatch, type RouteTable } from './route-table.ts';
 
@@ -96,9 +96,6 @@ interface Deps {
   counter: CallCounter;
   logger: Logger;
 }
-
-const LIST_PARAMS = ['page', 'limit', 'populate', 'sort', 'search'];
-const ITEM_PARAMS = ['populate'];
 
 export class Engine {
   private readonly deps: Deps;
@@ -208,15 +205,8 @@ export class Engine {
     if (id !== null && !isId(id)) throw notFound('Record not found');
 
     if (method === 'GET' && id === null) {
-      const fields = endpoint.schema.schema;
-      const query = readQuery(request.query, LIST_PARAMS, { accepts: (name) => isFilterParam(fields, name) });
-      const filter = listFilter(fields, Object.fromEntries(Object.entries(query).filter(([name]) => !LIST_PARAMS.includes(name))));
-      const page = positiveInt('page', query.page, 1);
-      const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
-      const populate = populateFields(endpoint, query.populate);
-      const sort = sortOf(endpoint, query.sort);
-      const search = searchOf(endpoint, query.search);
-      const options = { page, limit, ...(sort ? { sort } : {}), ...(search ? { search } : {}), exactTotal: table.expiresRecords(endpoint.pattern.path) };
+      const { options, filter, populate } = readListRequest(endpoint, request.query, settings, table.expiresRecords(endpoint.pattern.path));
+      const { page, limit } = options;
       if (request.acceptsJsonText && populate.length === 0) {
         const result = await records.listJson(resourcePath, options, filter);
         return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify({ page, limit, total: result.total })}}`) };
@@ -226,7 +216,7 @@ export class Engine {
       return { status: 200, body: { success: true, data: items, meta: { page, limit, total: result.total } } };
     }
     if (method === 'GET') {
-      const populate = populateFields(endpoint, readQuery(request.query, ITEM_PARAMS).populate);
+      const populate = readItemPopulate(endpoint, request.query);
       if (request.acceptsJsonText && populate.length === 0) {
         const json = await records.getJson(resourcePath, id as string);
         if (json === null) throw notFound('Record not found');
@@ -376,40 +366,6 @@ export class Engine {
 function notServedResponse(table: RouteTable, method: string, path: string): EngineResponse {
   const { status, body, headers } = notServed(method, path, table.methodsOf(path));
   return { status, body, headers };
-}
-
-function populateFields(endpoint: CompiledEndpoint, raw: string | undefined): ReferenceField[] {
-  if (raw === undefined || raw === '' || raw === 'false') return [];
-  const references = endpoint.schema.referenceFields;
-  if (raw === 'true') return [...references];
-  return raw.split(',').map((name) => {
-    const field = references.find((f) => f.field === name.trim());
-    if (!field) throw badRequest(`populate: "${name.trim().slice(0, 64)}" is not a reference field of this endpoint`);
-    return field;
-  });
-}
-
-function sortOf(endpoint: CompiledEndpoint, raw: string | undefined): Record<string, 1 | -1> | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const sort: Record<string, 1 | -1> = {};
-  for (const part of raw.split(',')) {
-    const descending = part.startsWith('-');
-    const field = descending ? part.slice(1) : part;
-    if (!endpoint.schema.fieldNames.includes(field) && !['createdAt', 'updatedAt'].includes(field)) {
-      throw badRequest(`sort: "${field.slice(0, 64)}" is not a field of this endpoint`);
-    }
-    sort[field] = descending ? -1 : 1;
-  }
-  return sort;
-}
-
-/** `search=term`: a case-insensitive substring of any searchable field (the field types say which). */
-function searchOf(endpoint: CompiledEndpoint, raw: string | undefined): { term: string; fields: string[] } | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  if (raw.length > 200) throw badRequest('Query parameter "search" must be at most 200 characters');
-  const fields = searchFields(endpoint.schema.schema);
-  if (fields.length === 0) throw badRequest('search: this endpoint has no string fields to search');
-  return { term: raw.trim(), fields };
 }
 
 /** Handlers see request headers except credentials. */
