@@ -1,3 +1,8 @@
+// The one dispatch for every caller — live HTTP (`handle`), the /test route, MCP `tools/call` and
+// cron's endpoint action (`invoke`): plain objects in, plain objects out. Order: find the
+// definition → network rules → access type → validate writes → store/read or run the handler →
+// respond, count the call, audit it, emit events. Failures are rendered by error-response.ts,
+// the same renderer as the management routes'.
 import { AppError, badRequest, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -19,12 +24,6 @@ import { handlerDb } from './handler-db.ts';
 import { readItemPopulate, readListRequest } from './list-request.ts';
 import type { RouteCache } from './route-cache.ts';
 import { directMatch, type CompiledEndpoint, type RouteMatch, type RouteTable } from './route-table.ts';
-
-// The one dispatch for every caller — live HTTP (`handle`), the /test route, MCP `tools/call` and
-// cron's endpoint action (`invoke`): plain objects in, plain objects out. Order: find the
-// definition → network rules → access type → validate writes → store/read or run the handler →
-// respond, count the call, audit it, emit events. Failures are rendered by error-response.ts,
-// the same renderer as the management routes'.
 
 /** Who is calling: audited with the call (`via`) and carried by its events. */
 export type CallSource = 'http' | 'test' | 'mcp' | 'cron';
