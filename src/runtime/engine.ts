@@ -8,6 +8,7 @@ import type { Principal } from '../model/principal.ts';
 import type { ReferenceField } from '../model/record-schema.ts';
 import { HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from '../sandbox/handler-errors.ts';
 import type { AuditLog } from '../services/audit-log.ts';
+import type { DailyStats } from '../services/daily-stats.ts';
 import { flattenRecord, type RecordsService } from '../services/records.ts';
 import type { SettingsService, ActiveSettings } from '../services/settings.ts';
 import { DuplicateKeyError, InvalidFilterError, StoreError } from '../store/types.ts';
@@ -41,6 +42,8 @@ export interface EngineRequest {
   settings?: ActiveSettings | undefined;
   /** The caller sends a JsonText body as is (HTTP); without this, bodies are plain objects. */
   acceptsJsonText?: boolean;
+  /** Who called, for traffic by source on the dashboard (default 'http'). */
+  source?: 'http' | 'test' | 'mcp' | 'cron';
 }
 
 export interface EngineResponse {
@@ -60,6 +63,7 @@ interface Deps {
   audit: AuditLog;
   events: EventBus;
   counter: CallCounter;
+  daily: DailyStats;
   logger: Logger;
 }
 
@@ -275,6 +279,7 @@ export class Engine {
     const { counter, audit, events } = this.deps;
     const doc = endpoint.doc;
     counter.count(doc._id);
+    this.deps.daily.countRequest(request.source ?? 'http', status);
     const principal = request.principal;
     // Failures are always audited; successful calls unless auditApiCalls is off (settings not yet
     // reloaded count as on).

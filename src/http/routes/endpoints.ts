@@ -125,6 +125,7 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
       ip: clientIp,
       principal: ctx.state.principal,
       skipNetworkRules: input.applyNetworkAccess !== true,
+      source: 'test',
     });
     ok(ctx, {
       request: { method: doc.method, path, headers, query: input.query ?? {}, body: input.body ?? null, clientIp, networkRulesApplied: input.applyNetworkAccess === true },
