@@ -11,6 +11,8 @@ import { AuthService } from './services/auth.ts';
 import { DailyStats } from './services/daily-stats.ts';
 import { DashboardStatsService } from './services/dashboard-stats.ts';
 import { SystemInfoService } from './services/system-info.ts';
+import { RawCollectionsService } from './services/raw/raw-collections.ts';
+import { rawRegistry } from './services/raw/registry.ts';
 import { Authenticator } from './services/authenticator.ts';
 import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
 import type { Services } from './http/container.ts';
@@ -88,6 +90,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
+    rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });

@@ -8,6 +8,7 @@ import type { AuthService } from '../services/auth.ts';
 import type { DailyStats } from '../services/daily-stats.ts';
 import type { DashboardStatsService } from '../services/dashboard-stats.ts';
 import type { SystemInfoService } from '../services/system-info.ts';
+import type { RawCollectionsService } from '../services/raw/raw-collections.ts';
 import type { Authenticator } from '../services/authenticator.ts';
 import type { GroupsService } from '../services/groups.ts';
 import type { LoginLockout } from '../services/login-lockout.ts';
@@ -48,4 +49,5 @@ export interface Services {
   daily: DailyStats;
   dashboardStats: DashboardStatsService;
   systemInfo: SystemInfoService;
+  rawCollections: RawCollectionsService;
 }

@@ -155,6 +155,13 @@ export class RecordsService {
     return this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
   }
 
+  /** Deletes every record of every path and zeroes the counters; returns how many went. */
+  async clearAll(): Promise<number> {
+    const removed = await this.records.deleteMany({});
+    await this.counts.updateMany({}, { $set: { count: 0 } });
+    return removed;
+  }
+
   countOwn(endpointId: string): Promise<number> {
     return this.records.count({ endpointId });
   }
