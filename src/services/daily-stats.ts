@@ -42,6 +42,9 @@ export class DailyStats {
   private pending = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  // Today's key prefix, recomputed only when the clock passes midnight UTC (bump is per request).
+  private today = '';
+  private todayEnds = 0;
   private readonly store: Store;
   private readonly onError: (error: unknown) => void;
   private readonly clock: () => number;
@@ -55,7 +58,12 @@ export class DailyStats {
   /** Adds `n` to today's counter of `metric` (in memory; written within FLUSH_MS). */
   bump(metric: Metric, n = 1): void {
     if (!Number.isFinite(n) || n === 0) return;
-    const key = `${utcDay(this.clock())}|${metric}`;
+    const now = this.clock();
+    if (now >= this.todayEnds || now < this.todayEnds - DAY_MS) {
+      this.today = utcDay(now);
+      this.todayEnds = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+    }
+    const key = `${this.today}|${metric}`;
     this.pending.set(key, (this.pending.get(key) ?? 0) + n);
     if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS);

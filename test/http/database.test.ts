@@ -279,6 +279,18 @@ describe('endpoints and records', () => {
     expectError(await call('PUT', `${base}/endpointdatas/${created.body.data._id}`, { data: { n: 'two' } }), 400);
   });
 
+  it('records are searched by resourcePath and by the name-like fields of their data', async () => {
+    await defineEndpoint('/api/rawx/people', 'POST', { name: { type: 'string' }, email: { type: 'string' } });
+    expect((await t.api('POST', '/api/rawx/people', { body: { name: 'Ada Lovelace', email: 'ada@example.com' } })).status).toBe(201);
+    expect((await t.api('POST', '/api/rawx/people', { body: { name: 'Alan Turing' } })).status).toBe(201);
+    const byPath = await call('GET', `${base}/endpointdatas?search=/api/rawx/people`);
+    expect(byPath.body.meta.total).toBe(2);
+    const byName = await call('GET', `${base}/endpointdatas?search=lovelace`);
+    expect(byName.body.data.map((r: any) => r.data.name)).toEqual(['Ada Lovelace']);
+    const byEmail = await call('GET', `${base}/endpointdatas?search=ada@example`);
+    expect(byEmail.body.meta.total).toBe(1);
+  });
+
   it('clearing endpointdatas empties every dynamic list and zeroes its total', async () => {
     await defineEndpoint('/api/rawx/cleared', 'POST', { n: { type: 'number' } });
     await defineEndpoint('/api/rawx/cleared', 'GET', {});
