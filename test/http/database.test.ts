@@ -267,12 +267,24 @@ describe('endpoints and records', () => {
     expect((await t.api('GET', '/api/rawx/notes')).body.meta.total).toBe(1);
   });
 
+  it('a record of a path with :params needs a resourcePath of that pattern', async () => {
+    const postId = await defineEndpoint('/api/rawx/shops/:shop/items', 'POST', { n: { type: 'number' } });
+    await defineEndpoint('/api/rawx/shops/:shop/items', 'GET', {});
+    expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, data: { n: 1 } }), 400);
+    expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, resourcePath: '/api/rawx/shops/a/b/items', data: { n: 1 } }), 400);
+    const created = await call('POST', `${base}/endpointdatas`, { endpointId: postId, resourcePath: '/api/rawx/shops/north/items', data: { n: 1 } });
+    expect(created.status, created.text).toBe(201);
+    expect((await t.api('GET', '/api/rawx/shops/north/items')).body.meta.total).toBe(1);
+    expect((await t.api('GET', '/api/rawx/shops/south/items')).body.meta.total).toBe(0);
+  });
+
   it('record data must fit the endpoint schema; endpointId must name an endpoint; resourcePath a path of it', async () => {
     const postId = await defineEndpoint('/api/rawx/typed', 'POST', { n: { type: 'number', required: true } });
     expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, data: { n: 'one' } }), 400);
     expectError(await call('POST', `${base}/endpointdatas`, { endpointId: 'ffffffffffffffffffffffff', data: { n: 1 } }), 400);
     expectError(await call('POST', `${base}/endpointdatas`, { endpointId: 'nope', data: { n: 1 } }), 400);
     expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, resourcePath: '/api/elsewhere', data: { n: 1 } }), 400);
+    expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, resourcePath: '/api/rawx/%E0%A4%A', data: { n: 1 } }), 400);
     const created = await call('POST', `${base}/endpointdatas`, { endpointId: postId, data: { n: 1 } });
     expect(created.status, created.text).toBe(201);
     expectError(await call('PUT', `${base}/endpointdatas/${created.body.data._id}`, { ...editable(created.body.data), resourcePath: '/api/rawx/other' }), 400);

@@ -4,7 +4,7 @@
 // must exist. `resourcePath` must be a path the endpoint serves.
 import { badRequest } from '../../../lib/errors.ts';
 import { isId } from '../../../lib/ids.ts';
-import { fillPattern, matchSegments, parsePathPattern, splitPath } from '../../../lib/paths.ts';
+import { fillPattern, matchSegments, parsePathPattern, splitPath, type PathPattern } from '../../../lib/paths.ts';
 import type { EndpointDoc, RecordDoc } from '../../../model/endpoint.ts';
 import { compileRecordSchema, type CompiledRecordSchema } from '../../../model/record-schema.ts';
 import type { EndpointsService } from '../../endpoints.ts';
@@ -40,13 +40,9 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
     async create(input) {
       const endpoint = await endpointOf(input.endpointId);
       const pattern = parsePathPattern(endpoint.path);
-      let resourcePath: string;
-      if (input.resourcePath === undefined && pattern.paramNames.length === 0) resourcePath = pattern.path;
-      else if (typeof input.resourcePath === 'string' && matchSegments(pattern, splitPath(input.resourcePath).map(decodeURIComponent))) {
-        resourcePath = fillPattern(pattern, matchSegments(pattern, splitPath(input.resourcePath).map(decodeURIComponent)) ?? {});
-      } else {
-        throw badRequest(`Invalid document: resourcePath must be a path of ${endpoint.path}`, [{ field: 'resourcePath', message: `must match ${endpoint.path}` }]);
-      }
+      const params = input.resourcePath === undefined ? (pattern.paramNames.length === 0 ? {} : null) : paramsOf(pattern, input.resourcePath);
+      if (!params) throw badRequest(`Invalid document: resourcePath must be a path of ${endpoint.path}`, [{ field: 'resourcePath', message: `must match ${endpoint.path}` }]);
+      const resourcePath = fillPattern(pattern, params);
       const data = await checkData(compileRecordSchema(endpoint.schema as never), input.data);
       return records.create({ endpointId: endpoint._id, resourcePath, data, retentionDays: endpoint.retentionDays });
     },
@@ -66,6 +62,16 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
     },
     clear: () => records.clearAll(),
   };
+}
+
+/** The parameters of a concrete path of the pattern, or null when it is not one. */
+function paramsOf(pattern: PathPattern, path: unknown): Record<string, string> | null {
+  if (typeof path !== 'string' || path.length > 1000) return null;
+  try {
+    return matchSegments(pattern, splitPath(path).map(decodeURIComponent));
+  } catch {
+    return null; // a malformed %-escape
+  }
 }
 
 function plainObject(value: unknown): Record<string, unknown> {
