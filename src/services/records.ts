@@ -155,10 +155,10 @@ export class RecordsService {
     return this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
   }
 
-  /** Deletes every record of every path and zeroes the counters; returns how many went. */
+  /** Deletes every record of every path and recounts the counters (a record written meanwhile stays counted); returns how many went. */
   async clearAll(): Promise<number> {
     const removed = await this.records.deleteMany({});
-    await this.counts.updateMany({}, { $set: { count: 0 } });
+    await this.recountAll();
     return removed;
   }
 
