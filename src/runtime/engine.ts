@@ -274,7 +274,7 @@ export class Engine {
     return fail(500, 'Internal server error');
   }
 
-  /** Counts the call, writes the audit entry (buffered) and emits the events webhooks listen to. */
+  /** Counts the call (per endpoint and per day), writes the audit entry (buffered) and emits the events webhooks listen to. */
   private record(endpoint: CompiledEndpoint, request: EngineRequest, status: number, body: unknown): void {
     const { counter, audit, events } = this.deps;
     const doc = endpoint.doc;
