@@ -8,6 +8,11 @@ import { createLogger, type Logger } from './lib/logger.ts';
 import { ApiKeysService } from './services/api-keys.ts';
 import { AuditLog } from './services/audit-log.ts';
 import { AuthService } from './services/auth.ts';
+import { DailyStats } from './services/daily-stats.ts';
+import { DashboardStatsService } from './services/dashboard-stats.ts';
+import { SystemInfoService } from './services/system-info.ts';
+import { RawCollectionsService } from './services/raw/raw-collections.ts';
+import { rawRegistry } from './services/raw/registry.ts';
 import { Authenticator } from './services/authenticator.ts';
 import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
 import type { Services } from './http/container.ts';
@@ -62,6 +67,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const revisions = new Revisions(store, config.revisionCheckMs ?? 0);
   const settings = new SettingsService(store, revisions, events);
   const audit = new AuditLog(store, logger);
+  const daily = new DailyStats(store, (error) => logger.warn('daily counters flush failed', { error }));
   const passwords = new Passwords(config.bcryptRounds);
   const tokens = new Tokens(secrets);
   const sessions = new Sessions(store);
@@ -69,7 +75,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const users = new UsersService({ store, groups, passwords, sessions, events });
   const authenticator = new Authenticator({ store, tokens, sessions, events });
   const lockout = new LoginLockout(store);
-  const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator });
+  const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator, daily });
   const apiKeys = new ApiKeysService(store, events, config.bcryptRounds);
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
   const records = new RecordsService(store, events);
@@ -78,11 +84,13 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const handlers = new HandlerCache();
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
   const routes = new RouteCache({ store, revisions, logger });
-  const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, logger });
+  const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, daily, logger });
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
     rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
+    daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
+    rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
@@ -133,6 +141,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
         clearInterval(idle);
         clearTimeout(grace);
         await counter.flush();
+        await daily.flush();
         await audit.flush();
         handlers.close();
         await store.close();

@@ -13,6 +13,7 @@ import { securityHeaders } from './middleware/security-headers.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { databaseRoutes } from './routes/database.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { profileRoutes } from './routes/profile.ts';
 import { createRouter } from './routes/router.ts';
@@ -48,6 +49,7 @@ export function createApp(services: Services): Koa<DynState> {
   apiKeyRoutes(api, services);
   settingsRoutes(api, services);
   dashboardRoutes(api, services);
+  databaseRoutes(api, services);
   endpointRoutes(api, services);
   projectRoutes(api, services);
   // Only paths under a management root go through the router's matching; the rest (dynamic

@@ -5,6 +5,10 @@ import type { Store } from '../store/types.ts';
 import type { ApiKeysService } from '../services/api-keys.ts';
 import type { AuditLog } from '../services/audit-log.ts';
 import type { AuthService } from '../services/auth.ts';
+import type { DailyStats } from '../services/daily-stats.ts';
+import type { DashboardStatsService } from '../services/dashboard-stats.ts';
+import type { SystemInfoService } from '../services/system-info.ts';
+import type { RawCollectionsService } from '../services/raw/raw-collections.ts';
 import type { Authenticator } from '../services/authenticator.ts';
 import type { GroupsService } from '../services/groups.ts';
 import type { LoginLockout } from '../services/login-lockout.ts';
@@ -41,4 +45,9 @@ export interface Services {
   engine: Engine;
   placeholderPolicy: PlaceholderPolicy;
   projectStatus: ProjectStatus;
+  /** Per-day counters: automation calls `daily.bump('cronRuns' | 'webhookDeliveries' | ...)`. */
+  daily: DailyStats;
+  dashboardStats: DashboardStatsService;
+  systemInfo: SystemInfoService;
+  rawCollections: RawCollectionsService;
 }

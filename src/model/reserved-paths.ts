@@ -15,6 +15,7 @@ export const RESERVED_API_ROOTS = [
   'api-keys',
   'settings',
   'dashboard',
+  'database',
   'endpoints',
   'project',
   'collections',

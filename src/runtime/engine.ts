@@ -13,6 +13,7 @@ import { NETWORK_DENIED } from '../model/network-access.ts';
 import type { Principal } from '../model/principal.ts';
 import type { ReferenceField } from '../model/record-schema.ts';
 import type { AuditLog } from '../services/audit-log.ts';
+import type { DailyStats } from '../services/daily-stats.ts';
 import { flattenRecord, type RecordsService } from '../services/records.ts';
 import type { SettingsService, ActiveSettings } from '../services/settings.ts';
 import { accessDenial } from './access.ts';
@@ -93,6 +94,7 @@ interface Deps {
   audit: AuditLog;
   events: EventBus;
   counter: CallCounter;
+  daily: DailyStats;
   logger: Logger;
 }
 
@@ -329,15 +331,16 @@ export class Engine {
   }
 
   /**
-   * Counts the call, writes the audit entry (buffered) and emits the events webhooks listen to:
+   * Counts the call (per endpoint and per day), writes the audit entry (buffered) and emits the events webhooks listen to:
    * `endpoint.called` for a call that succeeded, `api.error` for a 4xx/5xx.
    */
   private record(endpoint: CompiledEndpoint, request: EngineRequest, status: number, body: unknown): void {
     const { counter, audit, events } = this.deps;
     const doc = endpoint.doc;
-    counter.count(doc._id);
-    const principal = request.principal;
     const source = request.source ?? 'http';
+    counter.count(doc._id);
+    this.deps.daily.countRequest(source, status);
+    const principal = request.principal;
     const failed = status >= 400;
     // Failures are always audited; successful calls unless auditApiCalls is off (settings not yet
     // reloaded count as on).

@@ -103,6 +103,11 @@ export class AuditLog {
     return this.store.collection<LogDoc>('logs').deleteMany({});
   }
 
+  /** Removes one entry (the raw collection browser); true when it existed. */
+  async deleteOne(id: string): Promise<boolean> {
+    return (await this.store.collection<LogDoc>('logs').deleteOne({ _id: id })) !== null;
+  }
+
   async purgeOlderThan(days: number): Promise<number> {
     const cutoff = new Date(Date.now() - days * 86_400_000);
     return this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });

@@ -3,6 +3,7 @@ import type { UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { Authenticator } from './authenticator.ts';
+import type { DailyStats } from './daily-stats.ts';
 import type { LoginLockout } from './login-lockout.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { Sessions } from './sessions.ts';
@@ -65,6 +66,7 @@ export class AuthService {
     settings: SettingsService;
     audit: AuditLog;
     authenticator: Authenticator;
+    daily?: DailyStats;
   };
 
   constructor(deps: AuthService['deps']) {
@@ -100,6 +102,7 @@ export class AuthService {
     }
     await lockout.recordSuccess(key);
     await users.recordLogin(user._id);
+    this.deps.daily?.bump('logins');
     await audit.record({ action: 'login', message: `User ${user.login} signed in`, source: 'auth', userId: user._id, statusCode: 200, ...request });
     return this.issue(user);
   }

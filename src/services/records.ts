@@ -174,6 +174,13 @@ export class RecordsService {
     return deleted;
   }
 
+  /** Deletes every record of every path and recounts the counters (a record written meanwhile stays counted); returns how many went. */
+  async clearAll(): Promise<number> {
+    const removed = await this.records.deleteMany({});
+    await this.recountAll();
+    return removed;
+  }
+
   countOwn(endpointId: string): Promise<number> {
     return this.records.count({ endpointId });
   }

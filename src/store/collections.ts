@@ -23,6 +23,8 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },
   { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }], columns: { text: ['action', 'createdAt'] } },
+  // Per-day counters behind the dashboard (see src/services/daily-stats.ts).
+  { name: 'dailystats', indexes: [{ fields: ['day', 'metric'], unique: true }] },
   { name: 'systemsettings', indexes: [{ fields: ['key'], unique: true }] },
   { name: 'apikeys', indexes: [{ fields: ['keyId'], unique: true }] },
   // Internal: refresh-token sessions, login lockout counters, cache revisions.

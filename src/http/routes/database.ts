@@ -1,0 +1,39 @@
+import type { Services } from '../container.ts';
+import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
+import { listQuery, readQuery } from '../query.ts';
+import { ok, paged } from '../respond.ts';
+import { requestInfo, type DynContext } from '../state.ts';
+import type { RawActor } from '../../services/raw/adapter.ts';
+import type { ApiRouter } from './router.ts';
+
+// The raw collection browser: seven collections, `manage_users` for every route.
+export function databaseRoutes(router: ApiRouter, services: Services): void {
+  const raw = services.rawCollections;
+  const allowed = requireAny('manage_users');
+  const actor = (ctx: DynContext): RawActor => ({ principal: requirePrincipal(ctx), request: requestInfo(ctx) });
+  const name = (ctx: DynContext): string => ctx.params.name as string;
+
+  router.get('/database/collections', allowed, async (ctx) => {
+    readQuery(ctx, []);
+    ok(ctx, await raw.collections());
+  });
+  router.get('/database/collections/:name', allowed, async (ctx) => {
+    const query = listQuery(ctx);
+    paged(ctx, await raw.list(name(ctx), query), query, (doc) => doc);
+  });
+  router.post('/database/collections/:name', allowed, async (ctx) => {
+    ok(ctx, await raw.create(name(ctx), ctx.request.body, actor(ctx)), { status: 201 });
+  });
+  router.delete('/database/collections/:name', allowed, async (ctx) => {
+    ok(ctx, { deleted: await raw.clear(name(ctx), actor(ctx)) });
+  });
+  router.get('/database/collections/:name/:id', allowed, async (ctx) => {
+    ok(ctx, await raw.get(name(ctx), ctx.params.id as string));
+  });
+  router.put('/database/collections/:name/:id', allowed, async (ctx) => {
+    ok(ctx, await raw.replace(name(ctx), ctx.params.id as string, ctx.request.body, actor(ctx)));
+  });
+  router.delete('/database/collections/:name/:id', allowed, async (ctx) => {
+    ok(ctx, await raw.delete(name(ctx), ctx.params.id as string, actor(ctx)));
+  });
+}

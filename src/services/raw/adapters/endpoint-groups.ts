@@ -1,0 +1,27 @@
+// Raw `endpointgroups`: writes go through EndpointGroupsService (unique names, valid network
+// rules, no deleting a group endpoints still use, the revision that rebuilds route tables).
+import { DEFAULT_NETWORK_ACCESS } from '../../../model/endpoint.ts';
+import type { EndpointGroupsService } from '../../endpoint-groups.ts';
+import { editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+
+export function endpointGroupsAdapter(groups: EndpointGroupsService): RawAdapter {
+  return {
+    name: 'endpointgroups',
+    searchFields: ['name'],
+    sort: { order: 1, name: 1 },
+    fields: {
+      name: editable(),
+      description: editable(''),
+      icon: editable(''),
+      color: editable('#6b7280'),
+      order: editable(0),
+      networkAccess: editable(DEFAULT_NETWORK_ACCESS),
+      nameKey: MANAGED,
+      ...STAMPS,
+    },
+    label: (doc) => String(doc.name),
+    create: (input) => groups.create(input),
+    replace: (current, changes) => groups.update(current._id, changes),
+    delete: (current) => groups.delete(current._id),
+  };
+}

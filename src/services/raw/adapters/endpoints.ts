@@ -1,0 +1,40 @@
+// Raw `endpoints`: writes go through EndpointsService, so a definition is validated as it is on
+// /api/endpoints, system endpoints keep their path and method and cannot be deleted, records
+// follow a path change, and the revision bump makes every instance serve the change on its next
+// request (and the project directory gets it written back).
+import { DEFAULT_NETWORK_ACCESS } from '../../../model/endpoint.ts';
+import { slugify, type EndpointsService } from '../../endpoints.ts';
+import { editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+
+export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
+  return {
+    name: 'endpoints',
+    searchFields: ['name', 'path', 'slug'],
+    sort: { path: 1, method: 1 },
+    fields: {
+      name: editable(),
+      description: editable(''),
+      slug: { rule: 'editable', absent: (body) => slugify(typeof body.name === 'string' ? body.name : '') },
+      path: editable(),
+      method: editable(),
+      accessType: editable(),
+      allowedGroupIds: editable([]),
+      groupId: editable(null),
+      schema: editable(),
+      networkAccess: editable(DEFAULT_NETWORK_ACCESS),
+      inheritGroupNetworkAccess: editable(true),
+      enabled: editable(true),
+      apiVersion: editable(null),
+      retentionDays: editable(null),
+      handler: editable({ enabled: false, code: '' }),
+      isSystem: MANAGED,
+      callCount: MANAGED,
+      revision: MANAGED,
+      ...STAMPS,
+    },
+    label: (doc) => `${String(doc.method)} ${String(doc.path)}`,
+    create: (input) => endpoints.create(input),
+    replace: (current, changes) => endpoints.update(current._id, changes),
+    delete: (current) => endpoints.delete(current._id),
+  };
+}
