@@ -128,9 +128,14 @@ export function isTimezone(timezone: string): boolean {
   }
 }
 
-/** The next fire time after now, or null. */
+/** The next fire time after now, or null (also for a schedule that no longer parses). */
 export function nextRunOf(schedule: string, timezone: string): Date | null {
-  const task = cron.createTask(schedule, () => undefined, { timezone });
+  let task;
+  try {
+    task = cron.createTask(schedule, () => undefined, { timezone });
+  } catch {
+    return null;
+  }
   try {
     return task.getNextRuns(1)[0] ?? null;
   } finally {
