@@ -55,7 +55,8 @@ export const ACTION_SCHEMAS: Record<CronActionType, object> = {
     required: ['type', 'path', 'method'],
     properties: {
       type: { const: 'endpoint' },
-      path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/' },
+      // The query goes in `query`: a path is matched against the route table as it is.
+      path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^?#\\s]*$' },
       method: { enum: [...HTTP_METHODS] },
       body: {},
       query: {

@@ -105,6 +105,7 @@ describe('cron job definitions', () => {
     ['code without run()', { action: js('const x = 1;') }, 'action.code', /must define async function run\(\)/],
     ['an http action with an unknown field', { action: { type: 'http', url: 'https://93.184.215.14/', method: 'GET', retries: 3 } }, 'action.retries', /is not an allowed field/],
     ['an endpoint action path without a slash', { action: { type: 'endpoint', path: 'api/x', method: 'GET' } }, 'action.path', /must match pattern/],
+    ['an endpoint action path with a query', { action: { type: 'endpoint', path: '/api/x?a=1', method: 'GET' } }, 'action.path', /must match pattern/],
     ['a bad name', { name: '../etc' }, 'name', /name must match pattern/],
     ['an unknown field', { colour: 'red' }, 'colour', /colour is not an allowed field/],
     ['a runAs user that does not exist', { runAs: 'nobody-here' }, 'runAs', /runAs user "nobody-here" does not exist/],
