@@ -44,7 +44,7 @@ export const ACTION_SCHEMAS: Record<CronActionType, object> = {
       type: { const: 'http' },
       url: { type: 'string', minLength: 1, maxLength: 2000 },
       method: { enum: [...HTTP_METHODS] },
-      headers: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4000 }, propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$" } },
+      headers: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4000, pattern: '^[^\\r\\n\\u0000]*$' }, propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$" } },
       body: {},
       timeoutMs: { type: 'integer', minimum: 1, maximum: 60_000 },
     },

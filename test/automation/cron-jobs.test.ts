@@ -20,6 +20,10 @@ beforeAll(async () => {
   target = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
     if (req.url === '/big') return res.end('y'.repeat(10_000));
+    if (req.url === '/to-blocked') {
+      res.writeHead(302, { location: `http://2130706433:${targetPort}/landed` });
+      return res.end();
+    }
     if (req.url === '/fail') {
       res.statusCode = 503;
       return res.end('down');
@@ -105,6 +109,7 @@ describe('cron job definitions', () => {
     ['code without run()', { action: js('const x = 1;') }, 'action.code', /must define async function run\(\)/],
     ['an http action with an unknown field', { action: { type: 'http', url: 'https://93.184.215.14/', method: 'GET', retries: 3 } }, 'action.retries', /is not an allowed field/],
     ['an endpoint action path without a slash', { action: { type: 'endpoint', path: 'api/x', method: 'GET' } }, 'action.path', /must match pattern/],
+    ['a header value with a line break', { action: { type: 'http', url: 'https://93.184.215.14/', method: 'GET', headers: { 'X-A': 'a\r\nHost: evil' } } }, 'action.headers.X-A', /must match pattern/],
     ['an endpoint action path with a query', { action: { type: 'endpoint', path: '/api/x?a=1', method: 'GET' } }, 'action.path', /must match pattern/],
     ['a bad name', { name: '../etc' }, 'name', /name must match pattern/],
     ['an unknown field', { colour: 'red' }, 'colour', /colour is not an allowed field/],
@@ -184,6 +189,20 @@ describe('the outbound policy on http actions', () => {
       const job = await createJob({ action: { type: 'http', url: `http://127.0.0.1:${targetPort}/fail`, method: 'GET' } });
       const run = await runNow(job._id);
       expect(run.body.data).toMatchObject({ status: 'failed', error: `GET http://127.0.0.1:${targetPort}/fail answered 503`, output: { status: 503, body: 'down' } });
+    } finally {
+      await putSettings({ outboundAllowList: [] });
+    }
+  });
+
+  it('does not follow a redirect to a refused target', async () => {
+    // Allowed by name only; the redirect names the same listener by a loopback address.
+    await putSettings({ outboundAllowList: [`localhost:${targetPort}`] });
+    try {
+      const job = await createJob({ action: { type: 'http', url: `http://localhost:${targetPort}/to-blocked`, method: 'GET' } });
+      const run = await runNow(job._id);
+      expect(run.body.data.status).toBe('failed');
+      expect(run.body.data.error).toMatch(/http:\/\/127\.0\.0\.1:\d+ is refused: 127\.0\.0\.1 is a loopback address/);
+      expect(hits).toEqual(['GET /to-blocked']);
     } finally {
       await putSettings({ outboundAllowList: [] });
     }
