@@ -108,7 +108,12 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   }
 
   // Jobs start with the server; fires missed while it was down are not replayed.
-  await cronScheduler.start();
+  try {
+    await cronScheduler.start();
+  } catch (error) {
+    await projectSync?.close();
+    throw error;
+  }
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
   const server: Server = createServer(app.callback());

@@ -15,6 +15,8 @@ import type { CronRunsService } from '../../services/cron-runs.ts';
 import type { CronJobRunner } from './job-runner.ts';
 
 const CHECK_INTERVAL_MS = 1000;
+/** Shutdown waits this long for runs under way; a run cut off after it leaves no run record. */
+const DRAIN_MS = 10_000;
 
 interface Scheduled {
   signature: string;
@@ -57,7 +59,9 @@ export class CronScheduler {
     await this.syncing;
     for (const { task } of this.tasks.values()) await task.destroy();
     this.tasks.clear();
-    await this.runner.drain();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.runner.drain(), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_MS)))]);
+    clearTimeout(timer);
   }
 
   private async check(): Promise<void> {

@@ -1,3 +1,5 @@
+// Cron job routes (permission manage_api): definitions, run now, run history. `:id` is a job's id or
+// its name. The service writes the audit entries; a run writes its own (cron_run).
 import type { CronJobRunner } from '../../automation/cron/job-runner.ts';
 import type { CronActor, CronJobsService } from '../../services/cron-jobs.ts';
 import { publicCronJob } from '../../services/cron-jobs.ts';
@@ -8,7 +10,6 @@ import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
 
-// Cron jobs (permission manage_api). `:id` is a job's id or its name.
 export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsService; cronRuns: CronRunsService; cronRunner: CronJobRunner }): void {
   const { cronJobs, cronRuns, cronRunner } = services;
   const manage = requireAny('manage_api');
