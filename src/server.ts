@@ -37,6 +37,11 @@ import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
 import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
+import { CronJobsService } from './services/cron-jobs.ts';
+import { CronRunsService } from './services/cron-runs.ts';
+import { checkCronAction } from './automation/cron/actions/index.ts';
+import { CronJobRunner } from './automation/cron/job-runner.ts';
+import { CronScheduler } from './automation/cron/scheduler.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
 export interface RunningServer {
@@ -85,9 +90,13 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
   const routes = new RouteCache({ store, revisions, logger });
   const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, daily, logger });
+  const cronRuns = new CronRunsService(store);
+  const cronJobs = new CronJobsService({ store, revisions, audit, users, authenticator, checkAction: async (action) => checkCronAction(action, await settings.get()) });
+  const cronRunner = new CronJobRunner({ jobs: cronJobs, runs: cronRuns, settings, audit, invoke: (target, request, principal) => engine.invoke(target, request, principal), logger });
+  const cronScheduler = new CronScheduler({ jobs: cronJobs, runs: cronRuns, runner: cronRunner, logger });
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
-    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, projectStatus: new ProjectStatus(config.projectDir),
+    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, cronJobs, cronRuns, cronRunner, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
     rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
@@ -105,6 +114,13 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     throw error;
   }
 
+  // Jobs start with the server; fires missed while it was down are not replayed.
+  try {
+    await cronScheduler.start();
+  } catch (error) {
+    await projectSync?.close();
+    throw error;
+  }
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
   const server: Server = createServer(app.callback());
@@ -115,6 +131,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     await once(server, 'listening');
   } catch (error) {
     housekeeping.stop();
+    await cronScheduler.close();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
@@ -131,6 +148,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
       closing ??= (async () => {
         housekeeping.stop();
         await projectSync?.close();
+        await cronScheduler.close();
         // Stop accepting, let requests in flight finish, then flush buffered writes and close.
         // Keep-alive connections that go idle meanwhile are closed as they do, and whatever
         // is still open after SHUTDOWN_GRACE_MS is cut.
@@ -164,8 +182,10 @@ function startHousekeeping(services: Services): { stop(): void } {
   };
   const purgeLogs = async (): Promise<void> => {
     try {
-      const removed = await audit.purgeOlderThan((await settings.get()).logRetentionDays);
+      const days = (await settings.get()).logRetentionDays;
+      const removed = await audit.purgeOlderThan(days);
       if (removed > 0) logger.info(`removed ${removed} audit entries past the retention period`);
+      await services.cronRuns.purgeOlderThan(days);
     } catch (error) {
       logger.warn('audit retention sweep failed', { error });
     }

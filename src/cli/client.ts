@@ -4,6 +4,8 @@ import type { ApplyResult, ImportResult } from '../project/apply.ts';
 import type { Bundle } from '../project/bundle.ts';
 import type { Change, ChangeAction } from '../project/diff.ts';
 import type { PublicApiKey } from '../services/api-keys.ts';
+import type { PublicCronJob } from '../services/cron-jobs.ts';
+import type { publicCronRun } from '../services/cron-runs.ts';
 import type { LoginResult, TokenPair } from '../services/auth.ts';
 import { ApiError, NetworkError } from './errors.ts';
 
@@ -66,6 +68,8 @@ export interface Page<T> {
 export type ApiKey = PublicApiKey;
 export type CreatedApiKey = PublicApiKey & { key: string };
 export type Endpoint = EndpointDoc;
+export type CronJob = PublicCronJob;
+export type CronRun = ReturnType<typeof publicCronRun>;
 export type LogEntry = LogDoc;
 export interface Health {
   success: boolean;
@@ -159,6 +163,19 @@ export class DynClient {
 
   revokeApiKey(id: string): Promise<ApiKey> {
     return this.data<ApiKey>('DELETE', `/api/api-keys/${encodeURIComponent(id)}`);
+  }
+
+  listCronJobs(): Promise<CronJob[]> {
+    return this.listAll<CronJob>('/api/cron');
+  }
+
+  /** Runs a job now (by id or name) and answers with the run. */
+  runCronJob(idOrName: string): Promise<CronRun> {
+    return this.data<CronRun>('POST', `/api/cron/${encodeURIComponent(idOrName)}/run`);
+  }
+
+  cronRuns(idOrName: string, query: { page?: number; limit?: number }): Promise<Page<CronRun>> {
+    return this.page<CronRun>(`/api/cron/${encodeURIComponent(idOrName)}/runs`, query);
   }
 
   listEndpoints(search?: string): Promise<Endpoint[]> {

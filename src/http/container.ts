@@ -20,6 +20,9 @@ import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
 import type { EndpointsService } from '../services/endpoints.ts';
 import type { RecordsService } from '../services/records.ts';
 import type { Engine } from '../runtime/engine.ts';
+import type { CronJobsService } from '../services/cron-jobs.ts';
+import type { CronRunsService } from '../services/cron-runs.ts';
+import type { CronJobRunner } from '../automation/cron/job-runner.ts';
 import type { PlaceholderPolicy } from '../project/apply.ts';
 import type { ProjectStatus } from '../project/status.ts';
 
@@ -43,6 +46,9 @@ export interface Services {
   endpointGroups: EndpointGroupsService;
   records: RecordsService;
   engine: Engine;
+  cronJobs: CronJobsService;
+  cronRuns: CronRunsService;
+  cronRunner: CronJobRunner;
   placeholderPolicy: PlaceholderPolicy;
   projectStatus: ProjectStatus;
   /** Per-day counters: automation calls `daily.bump('cronRuns' | 'webhookDeliveries' | ...)`. */

@@ -56,8 +56,8 @@ export class DashboardStatsService {
       store.collection('apikeys').count({}),
       store.collection('apikeys').count({ $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: unusedSince } }] }),
       countIfExists(store, 'cronjobs'),
-      // A job counts as failed while its latest run failed (cronjobs' `lastRunStatus`).
-      countIfExists(store, 'cronjobs', { lastRunStatus: { $in: ['failed', 'error'] } }),
+      // A job counts as failed while its latest run failed (cronjobs' `lastStatus`).
+      countIfExists(store, 'cronjobs', { lastStatus: 'failed' }),
       countIfExists(store, 'webhooks'),
       this.deps.mcpToolCount ? this.deps.mcpToolCount() : store.collection('endpoints').count({ enabled: true, isSystem: { $ne: true } }),
       daily.series(metrics, DAYS),

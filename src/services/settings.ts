@@ -1,3 +1,4 @@
+import { compileHostPortRules, InvalidHostPortRuleError } from '../lib/host-port-rules.ts';
 import { compileIpRules, InvalidIpRuleError, PRIVATE_AND_LOOPBACK_RANGES, type IpMatcher } from '../lib/ip-rules.ts';
 import { badRequest } from '../lib/errors.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -29,6 +30,13 @@ const SETTING_FIELDS = {
   },
   handlerMemoryMb: { schema: { type: 'integer', minimum: 8, maximum: 1024 }, default: 64 },
   handlerTimeoutMs: { schema: { type: 'integer', minimum: 10, maximum: 60_000 }, default: 5000 },
+  // Targets outbound requests (cron http actions, webhooks) may reach although not public: host:port or origins.
+  outboundAllowList: {
+    schema: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 300 } },
+    default: [],
+  },
+  // Time limit of a cron job's javascript run (handlers keep handlerTimeoutMs).
+  cronTimeoutMs: { schema: { type: 'integer', minimum: 100, maximum: 600_000 }, default: 30_000 },
 } as const;
 
 export interface Settings {
@@ -47,6 +55,8 @@ export interface Settings {
   trustedProxies: string[];
   handlerMemoryMb: number;
   handlerTimeoutMs: number;
+  outboundAllowList: string[];
+  cronTimeoutMs: number;
 }
 
 /** Settings plus what is compiled from them once per revision. */
@@ -134,6 +144,14 @@ function pickKnown(values: Partial<Settings>): Partial<Settings> {
 }
 
 function activate(settings: Settings): ActiveSettings {
+  try {
+    compileHostPortRules(settings.outboundAllowList);
+  } catch (error) {
+    if (error instanceof InvalidHostPortRuleError) {
+      throw badRequest(`Invalid settings: outboundAllowList has an ${error.message}`, [{ field: 'outboundAllowList', message: error.message }]);
+    }
+    throw error;
+  }
   try {
     return { ...settings, trustedProxyMatcher: compileIpRules(settings.trustedProxies) };
   } catch (error) {

@@ -31,6 +31,11 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'sessions', indexes: [{ fields: ['tokenHash'], unique: true }, { fields: ['userId'] }], ttl: true },
   { name: 'loginattempts', indexes: [{ fields: ['loginKey'], unique: true }, { fields: ['expiresAt'] }] },
   { name: 'revisions', indexes: [{ fields: ['key'], unique: true }] },
+  // Cron jobs, their runs (kept like the audit log), and one claim per job and fire time, so that
+  // of several instances sharing the store exactly one runs each scheduled fire (see src/automation/cron).
+  { name: 'cronjobs', indexes: [{ fields: ['nameKey'], unique: true }] },
+  { name: 'cronruns', indexes: [{ fields: ['jobId', 'startedAt'] }, { fields: ['startedAt'] }] },
+  { name: 'cronclaims', indexes: [{ fields: ['jobId', 'scheduledAt'], unique: true }], ttl: true },
   // Which project strings were placeholders (see src/project/placeholder-memory.ts).
   { name: 'projectplaceholders', indexes: [{ fields: ['kind', 'key'], unique: true }] },
 ];

@@ -27,6 +27,8 @@ const DEFAULTS = {
   trustedProxies: ['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '::1', 'fc00::/7'],
   handlerMemoryMb: 64,
   handlerTimeoutMs: 5000,
+  outboundAllowList: [],
+  cronTimeoutMs: 30_000,
 };
 
 async function currentSettings(): Promise<Record<string, unknown>> {
@@ -123,6 +125,9 @@ describe('updating settings', () => {
     ['an invalid trustedProxies entry', { trustedProxies: ['127.0.0.1', 'not-an-ip'] }, 'Invalid settings: trustedProxies has an invalid IP address or CIDR range: "not-an-ip"'],
     ['a trustedProxies prefix too long', { trustedProxies: ['10.0.0.0/33'] }, 'Invalid settings: trustedProxies has an invalid IP address or CIDR range: "10.0.0.0/33"'],
     ['trustedProxies as a string', { trustedProxies: '127.0.0.1' }, 'Invalid settings: trustedProxies must be array'],
+    ['an outboundAllowList entry without a port', { outboundAllowList: ['localhost'] }, 'Invalid settings: outboundAllowList has an invalid outbound allow-list entry "localhost" (use host:port or an origin such as https://host:8443)'],
+    ['an outboundAllowList entry with a path', { outboundAllowList: ['http://h:80/x'] }, 'Invalid settings: outboundAllowList has an invalid outbound allow-list entry "http://h:80/x" (use host:port or an origin such as https://host:8443)'],
+    ['a cronTimeoutMs below the minimum', { cronTimeoutMs: 99 }, 'Invalid settings: cronTimeoutMs must be >= 100'],
     ['an array body', [{ lockoutMinutes: 20 }], 'Invalid settings: must be object'],
   ])('refuses %s with 400 and changes nothing', async (_label, body, error) => {
     const before = await currentSettings();

@@ -1,5 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { callCommand } from './call.ts';
+import { cronCommands } from './cron.ts';
 import { endpointsCommands } from './endpoints.ts';
 import { keysCommands } from './keys.ts';
 import { logsCommand } from './logs.ts';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly CommandModule[] = [
   projectCommands,
   endpointsCommands,
   keysCommands,
+  cronCommands,
   callCommand,
   logsCommand,
 ];

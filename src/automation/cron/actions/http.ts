@@ -1,0 +1,43 @@
+// `http`: a request to any URL the outbound policy allows, checked again at connect time; a 2xx or
+// 3xx answer is a success. The status and a truncated body are kept with the run.
+import type { HttpAction } from '../../../model/cron-job.ts';
+import { CronActionProblem } from '../../../services/cron-jobs.ts';
+import { outboundPolicyFor, OutboundRefusedError } from '../../outbound-policy.ts';
+import { MAX_KEPT_BODY, type CronActionType } from './action.ts';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export const httpAction: CronActionType<HttpAction> = {
+  async check(action, settings) {
+    try {
+      await outboundPolicyFor(settings.outboundAllowList).checkUrl(action.url);
+    } catch (error) {
+      if (error instanceof OutboundRefusedError) throw new CronActionProblem('action.url', error.message);
+      throw error;
+    }
+  },
+
+  async run(action, { settings }) {
+    const headers: Record<string, string> = { 'user-agent': 'dyn-cron', ...action.headers };
+    let body: string | undefined;
+    if (action.body !== undefined && action.method !== 'GET' && action.method !== 'HEAD') {
+      body = typeof action.body === 'string' ? action.body : JSON.stringify(action.body);
+      if (typeof action.body !== 'string' && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    }
+    try {
+      const response = await outboundPolicyFor(settings.outboundAllowList).request({
+        url: action.url,
+        method: action.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        timeoutMs: action.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxBodyBytes: MAX_KEPT_BODY,
+      });
+      const output = { status: response.status, body: response.body, ...(response.truncated ? { truncated: true } : {}) };
+      const ok = response.status < 400;
+      return { ok, error: ok ? null : `${action.method} ${action.url} answered ${response.status}`, output };
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error.message : String(error), output: null };
+    }
+  },
+};

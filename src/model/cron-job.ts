@@ -1,0 +1,145 @@
+// Cron jobs as data: the stored document, the input schemas (one per action type, a table), and the
+// schedule and timezone checks. What an action does when it runs lives in src/automation/cron/actions.
+import cron from 'node-cron';
+import type { Stamp } from './records.ts';
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+
+export interface JavascriptAction {
+  type: 'javascript';
+  code: string;
+}
+export interface HttpAction {
+  type: 'http';
+  url: string;
+  method: (typeof HTTP_METHODS)[number];
+  headers?: Record<string, string>;
+  /** A string is sent as is; anything else as JSON. */
+  body?: unknown;
+  timeoutMs?: number;
+}
+export interface EndpointAction {
+  type: 'endpoint';
+  path: string;
+  method: (typeof HTTP_METHODS)[number];
+  body?: unknown;
+  query?: Record<string, string | string[]>;
+}
+export type CronAction = JavascriptAction | HttpAction | EndpointAction;
+export type CronActionType = CronAction['type'];
+
+/** The shape of each action type's input, keyed by `type`. */
+export const ACTION_SCHEMAS: Record<CronActionType, object> = {
+  javascript: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'code'],
+    properties: { type: { const: 'javascript' }, code: { type: 'string', minLength: 1, maxLength: 100_000 } },
+  },
+  http: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'url', 'method'],
+    properties: {
+      type: { const: 'http' },
+      url: { type: 'string', minLength: 1, maxLength: 2000 },
+      method: { enum: [...HTTP_METHODS] },
+      headers: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4000, pattern: '^[^\\r\\n\\u0000]*$' }, propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$" } },
+      body: {},
+      timeoutMs: { type: 'integer', minimum: 1, maximum: 60_000 },
+    },
+  },
+  endpoint: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'path', 'method'],
+    properties: {
+      type: { const: 'endpoint' },
+      // The query goes in `query`: a path is matched against the route table as it is.
+      path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^?#\\s]*$' },
+      method: { enum: [...HTTP_METHODS] },
+      body: {},
+      query: {
+        type: 'object',
+        maxProperties: 50,
+        additionalProperties: { anyOf: [{ type: 'string', maxLength: 1000 }, { type: 'array', maxItems: 50, items: { type: 'string', maxLength: 1000 } }] },
+      },
+    },
+  },
+};
+
+export const CRON_ACTION_TYPES = Object.keys(ACTION_SCHEMAS) as CronActionType[];
+
+export interface CronJobDoc {
+  _id: string;
+  [key: string]: unknown;
+  name: string;
+  nameKey: string;
+  description: string;
+  schedule: string;
+  timezone: string;
+  enabled: boolean;
+  action: CronAction;
+  /** Login the endpoint action runs as; null: an anonymous caller. */
+  runAs: string | null;
+  lastRunAt: Stamp | null;
+  lastStatus: 'ok' | 'failed' | null;
+  lastError: string | null;
+  lastDurationMs: number | null;
+  /** Failed runs since the last successful one. */
+  failureCount: number;
+  createdBy: string | null;
+  updatedBy: string | null;
+  createdAt: Stamp;
+  updatedAt: Stamp;
+}
+
+export interface CronRunDoc {
+  _id: string;
+  [key: string]: unknown;
+  jobId: string;
+  jobName: string;
+  trigger: 'schedule' | 'manual';
+  /** The fire time a scheduled run was claimed for; null for a manual run. */
+  scheduledAt: string | null;
+  status: 'ok' | 'failed';
+  error: string | null;
+  durationMs: number;
+  /** What the action produced: console output, a response's status and (truncated) body. */
+  output: unknown;
+  startedAt: Stamp;
+  finishedAt: Stamp;
+}
+
+/** Why `schedule` is not a valid cron expression (five fields, or six with seconds first), or null. */
+export function scheduleProblem(schedule: string): string | null {
+  const fields = schedule.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) return `expected 5 fields (or 6 with seconds first) but got ${fields.length}`;
+  const result = cron.validateDetailed(fields.join(' '));
+  if (result.valid) return null;
+  return result.errors.map((error) => error.message.replace(' a invalid ', ' an invalid ')).join('; ');
+}
+
+export function isTimezone(timezone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The next fire time after now, or null (also for a schedule that no longer parses). */
+export function nextRunOf(schedule: string, timezone: string): Date | null {
+  let task;
+  try {
+    task = cron.createTask(schedule, () => undefined, { timezone });
+  } catch {
+    return null;
+  }
+  try {
+    return task.getNextRuns(1)[0] ?? null;
+  } finally {
+    void task.destroy();
+  }
+}

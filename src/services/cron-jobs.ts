@@ -1,0 +1,276 @@
+// Cron job definitions (`cronjobs`): validation, create/update/delete with their audit entries, and
+// the bookkeeping of each run's outcome. Every write bumps the `cronjobs` revision, which each
+// instance's scheduler watches to pick the change up. What an action does at run time is checked
+// by `checkAction` (supplied by src/automation: outbound policy, script compile), since this layer
+// cannot reach it.
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import { ACTION_SCHEMAS, CRON_ACTION_TYPES, isTimezone, nextRunOf, scheduleProblem, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { isPermission, type Permission } from '../model/permissions.ts';
+import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
+import { compileValidator } from '../model/validation.ts';
+import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
+import type { AuditLog } from './audit-log.ts';
+import type { RequestInfo } from './auth.ts';
+import type { Authenticator } from './authenticator.ts';
+import type { Revisions } from './revisions.ts';
+import { LOGIN_SCHEMA, type UsersService } from './users.ts';
+
+export interface CronJobInput {
+  name: string;
+  description?: string;
+  schedule: string;
+  timezone?: string;
+  enabled?: boolean;
+  action: CronAction;
+  runAs?: string | null;
+}
+
+/** Who changes a job, for the permission check on runAs and the audit entry. */
+export interface CronActor {
+  principal: Principal;
+  /** Absent for changes that do not come from an HTTP request (the project sync). */
+  request?: RequestInfo;
+  /** The audit entry's source; default `cron`. */
+  source?: string;
+}
+
+export type CronActionCheck = (action: CronAction) => Promise<void>;
+
+export interface PublicCronJob {
+  _id: string;
+  name: string;
+  description: string;
+  schedule: string;
+  timezone: string;
+  enabled: boolean;
+  action: CronAction;
+  runAs: string | null;
+  lastRunAt: string | null;
+  lastStatus: 'ok' | 'failed' | null;
+  lastError: string | null;
+  lastDurationMs: number | null;
+  nextRunAt: string | null;
+  failureCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const CRON_REVISION = 'cronjobs';
+const NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' };
+const properties = {
+  name: NAME_SCHEMA,
+  description: { type: 'string', maxLength: 1000 },
+  schedule: { type: 'string', minLength: 1, maxLength: 200 },
+  timezone: { type: 'string', minLength: 1, maxLength: 100 },
+  enabled: { type: 'boolean' },
+  runAs: { anyOf: [LOGIN_SCHEMA, { type: 'null' }] },
+  // One `then` per action type: only the matching type's errors are reported.
+  action: {
+    type: 'object',
+    required: ['type'],
+    properties: { type: { enum: CRON_ACTION_TYPES } },
+    allOf: CRON_ACTION_TYPES.map((type) => ({ if: { properties: { type: { const: type } }, required: ['type'] }, then: ACTION_SCHEMAS[type] })),
+  },
+};
+const validateCreate = compileValidator<CronJobInput>({ type: 'object', additionalProperties: false, required: ['name', 'schedule', 'action'], properties });
+const validateUpdate = compileValidator<Partial<CronJobInput>>({ type: 'object', additionalProperties: false, properties });
+
+export function publicCronJob(doc: CronJobDoc): PublicCronJob {
+  const next = doc.enabled ? nextRunOf(doc.schedule, doc.timezone) : null;
+  return {
+    _id: doc._id,
+    name: doc.name,
+    description: doc.description,
+    schedule: doc.schedule,
+    timezone: doc.timezone,
+    enabled: doc.enabled,
+    action: doc.action,
+    runAs: doc.runAs,
+    lastRunAt: doc.lastRunAt ? new Date(doc.lastRunAt).toISOString() : null,
+    lastStatus: doc.lastStatus,
+    lastError: doc.lastError,
+    lastDurationMs: doc.lastDurationMs,
+    nextRunAt: next ? next.toISOString() : null,
+    failureCount: doc.failureCount,
+    createdAt: new Date(doc.createdAt).toISOString(),
+    updatedAt: new Date(doc.updatedAt).toISOString(),
+  };
+}
+
+const nameKey = (name: string): string => name.toLowerCase();
+
+export class CronJobsService {
+  private readonly store: Store;
+  private readonly revisions: Revisions;
+  private readonly audit: AuditLog;
+  private readonly users: UsersService;
+  private readonly authenticator: Authenticator;
+  private readonly checkAction: CronActionCheck;
+
+  constructor(deps: { store: Store; revisions: Revisions; audit: AuditLog; users: UsersService; authenticator: Authenticator; checkAction: CronActionCheck }) {
+    this.store = deps.store;
+    this.revisions = deps.revisions;
+    this.audit = deps.audit;
+    this.users = deps.users;
+    this.authenticator = deps.authenticator;
+    this.checkAction = deps.checkAction;
+  }
+
+  private get jobs() {
+    return this.store.collection<CronJobDoc>('cronjobs');
+  }
+
+  list(query: { page: number; limit: number; search?: string }): Promise<Page<CronJobDoc>> {
+    return this.jobs.findPage({}, {
+      page: query.page,
+      limit: query.limit,
+      sort: { nameKey: 1 },
+      ...(query.search ? { search: { term: query.search, fields: ['name', 'description', 'schedule'] } } : {}),
+    });
+  }
+
+  /** Every job, for the scheduler. */
+  all(): Promise<CronJobDoc[]> {
+    return this.jobs.find({}, { sort: { nameKey: 1 } });
+  }
+
+  revision(): Promise<number> {
+    return this.revisions.current(CRON_REVISION);
+  }
+
+  async get(id: string): Promise<CronJobDoc> {
+    const job = isId(id) ? await this.jobs.findById(id) : null;
+    if (!job) throw notFound('Cron job not found');
+    return job;
+  }
+
+  /** By id, else by name (names are the keys people and files use). */
+  async find(idOrName: string): Promise<CronJobDoc> {
+    const job = (isId(idOrName) ? await this.jobs.findById(idOrName) : null) ?? (await this.jobs.findOne({ nameKey: nameKey(idOrName) }));
+    if (!job) throw notFound('Cron job not found');
+    return job;
+  }
+
+  async create(input: unknown, actor: CronActor): Promise<CronJobDoc> {
+    const valid = validateCreate(input);
+    const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor);
+    const now = new Date();
+    const by = principalUserId(actor.principal);
+    let doc: CronJobDoc;
+    try {
+      doc = await this.jobs.insertOne({
+        ...job,
+        nameKey: nameKey(job.name),
+        lastRunAt: null,
+        lastStatus: null,
+        lastError: null,
+        lastDurationMs: null,
+        failureCount: 0,
+        createdBy: by,
+        updatedBy: by,
+        createdAt: now,
+        updatedAt: now,
+      });
+    } catch (error) {
+      throw duplicateName(error);
+    }
+    await this.changed(actor, 'cron_job_created', `Cron job "${doc.name}" created`, 201);
+    return doc;
+  }
+
+  async update(id: string, input: unknown, actor: CronActor): Promise<CronJobDoc> {
+    const valid = validateUpdate(input);
+    const current = await this.get(id);
+    const { name, description, schedule, timezone, enabled, action, runAs } = current;
+    // A job keeps running as its runAs user only while whoever last saved it could do as much.
+    const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor);
+    let updated: CronJobDoc | null;
+    try {
+      updated = await this.jobs.updateOne(
+        { _id: current._id },
+        { $set: { ...job, nameKey: nameKey(job.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } },
+      );
+    } catch (error) {
+      throw duplicateName(error);
+    }
+    if (!updated) throw notFound('Cron job not found');
+    await this.changed(actor, 'cron_job_updated', `Cron job "${updated.name}" updated`, 200);
+    return updated;
+  }
+
+  async delete(id: string, actor: CronActor): Promise<CronJobDoc> {
+    const current = await this.get(id);
+    const deleted = await this.jobs.deleteOne({ _id: current._id });
+    if (!deleted) throw notFound('Cron job not found');
+    await this.changed(actor, 'cron_job_deleted', `Cron job "${deleted.name}" deleted`, 200);
+    return deleted;
+  }
+
+  /** Records a run's outcome on the job (no revision bump: the schedule did not change). */
+  async recordOutcome(jobId: string, outcome: { status: 'ok' | 'failed'; error: string | null; durationMs: number; at: Date }): Promise<void> {
+    const set = { lastRunAt: outcome.at, lastStatus: outcome.status, lastError: outcome.error, lastDurationMs: outcome.durationMs };
+    if (outcome.status === 'ok') await this.jobs.updateOne({ _id: jobId }, { $set: { ...set, failureCount: 0 } });
+    else await this.jobs.updateOne({ _id: jobId }, { $set: set, $inc: { failureCount: 1 } });
+  }
+
+  /**
+   * The caller an endpoint action runs as: undefined (anonymous) without runAs, else that user with
+   * the permissions their groups give now. Throws when the user is gone or disabled.
+   */
+  async runAsPrincipal(job: CronJobDoc): Promise<Principal | undefined> {
+    if (!job.runAs) return undefined;
+    const user = await this.users.findByLogin(job.runAs);
+    if (!user || user.status !== 'active') throw new Error(`runAs user "${job.runAs}" does not exist or is disabled`);
+    const permissions = await this.authenticator.permissionsOf(user);
+    return { kind: 'user', userId: user._id, login: user.login, groupIds: user.groupIds, permissions };
+  }
+
+  private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor) {
+    const schedule = job.schedule.trim().split(/\s+/).join(' ');
+    const problem = scheduleProblem(schedule);
+    if (problem) throw badRequest(`Invalid request body: schedule "${schedule}" is not a valid cron expression: ${problem}`, [{ field: 'schedule', message: problem }]);
+    if (!isTimezone(job.timezone)) {
+      throw badRequest(`Invalid request body: timezone "${job.timezone}" is not an IANA time zone`, [{ field: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }]);
+    }
+    const runAs = job.runAs?.trim() || null;
+    if (runAs !== null) await this.assertCanRunAs(runAs, actor.principal);
+    try {
+      await this.checkAction(job.action);
+    } catch (error) {
+      if (error instanceof CronActionProblem) {
+        throw badRequest(`Invalid request body: ${error.field}: ${error.message}`, [{ field: error.field, message: error.message }]);
+      }
+      throw error;
+    }
+    return { name: job.name, description: job.description, schedule, timezone: job.timezone, enabled: job.enabled, action: job.action, runAs };
+  }
+
+  /** Only someone holding at least the runAs user's permissions may make a job act as them. */
+  private async assertCanRunAs(login: string, actor: Principal): Promise<void> {
+    const user = await this.users.findByLogin(login);
+    if (!user) throw badRequest(`Invalid request body: runAs user "${login}" does not exist`, [{ field: 'runAs', message: 'no user with this login' }]);
+    const permissions: Permission[] = [...(await this.authenticator.permissionsOf(user))].filter(isPermission);
+    const missing = missingPermissions(actor, permissions);
+    if (missing.length > 0) throw forbidden(`You cannot make a job run as "${login}": they hold permissions you do not have: ${missing.join(', ')}`);
+  }
+
+  private async changed(actor: CronActor, action: string, message: string, statusCode: number): Promise<void> {
+    await this.revisions.bump(CRON_REVISION);
+    await this.audit.record({ action, message, source: actor.source ?? 'cron', userId: principalUserId(actor.principal), statusCode, ...actor.request });
+  }
+}
+
+/** An action check that refuses a value names the field it refused (e.g. `action.url`). */
+export class CronActionProblem extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.name = 'CronActionProblem';
+    this.field = field;
+  }
+}
+
+function duplicateName(error: unknown): unknown {
+  return error instanceof DuplicateKeyError ? conflict('A cron job with this name already exists') : error;
+}
