@@ -264,6 +264,9 @@ export class EndpointsService {
   private async storedInput(input: unknown): Promise<unknown> {
     if (typeof input !== 'object' || input === null || Array.isArray(input) || !Object.hasOwn(input, 'schema')) return input;
     const given = (input as { schema: unknown }).schema;
+    if (typeof given !== 'object' || given === null) {
+      throw badRequest('Invalid schema: schema must be an array of fields', [{ field: 'schema', message: 'must be an array of fields (or an object of field definitions)' }]);
+    }
     const paths = mentionsEndpointIds(given) ? new Map((await this.all()).map((e) => [e._id, e.path])) : new Map<string, string>();
     const { schema, problems } = schemaFromWire(given, (id) => paths.get(id));
     const first = problems[0];
