@@ -148,6 +148,8 @@ export interface CompiledRecordSchema {
   applyDefaults(data: unknown): unknown;
   /** Returns `data` when it is a valid record; throws a 400 naming the first failing field and listing all. */
   validate(data: unknown): Record<string, unknown>;
+  /** Keys `data` may not hold (`$…`, `__proto__`, `constructor`, `prototype` outside json values), for writes not validated otherwise (handlers). */
+  keyProblems(data: Record<string, unknown>): ErrorDetail[];
 }
 
 const unknownField = (parent: string): string => (parent ? `is not a field of ${parent}` : 'is not a field of this endpoint');
@@ -170,11 +172,12 @@ export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchem
     validate(data) {
       if (!isPlainObject(data)) throw badRequest('Invalid record: the body must be a JSON object', [{ field: '', message: 'must be a JSON object' }]);
       const details = check(data) ? [] : (check.errors ?? []).map((error) => describeError(error, '', unknownField));
-      for (const detail of prototypeKeys(data)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
+      for (const detail of forbiddenKeys(data, schema)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
       const first = details[0];
       if (!first) return data;
       throw badRequest(`Invalid record: ${first.field} ${first.message}`, details.slice(0, MAX_DETAILS));
     },
+    keyProblems: (data) => forbiddenKeys(data, schema),
   };
 }
 
@@ -198,19 +201,37 @@ function withFieldDefaults(def: FieldDef, value: unknown): unknown {
 }
 
 /**
- * `__proto__` keys anywhere in a record, free-form (json, object without children) values
- * included: harmless as parsed JSON, but they turn into prototype changes in any later
- * Object.assign or deep merge. Keys starting with `$` are refused at any depth too: they read as
- * operators, and MongoDB cannot update documents holding them. Iterative, so deeply nested JSON
- * cannot overflow the stack.
+ * Keys a record may not hold outside `json` values: `__proto__`, `constructor` and `prototype`
+ * (harmless as parsed JSON, but they turn into prototype changes in any later Object.assign or
+ * deep merge) and keys starting with `$` (they read as operators). Inside a json value every key
+ * is data (see field-types/json.ts). The walk follows the schema (object children, array items)
+ * to know where json values are; free-form values (an object without children, an array without
+ * items) are checked through. Iterative, so deeply nested JSON cannot overflow the stack.
  */
-function prototypeKeys(data: Record<string, unknown>): ErrorDetail[] {
+function forbiddenKeys(data: Record<string, unknown>, schema: EndpointSchema): ErrorDetail[] {
   const found: ErrorDetail[] = [];
-  const stack: Array<{ value: object; path: string }> = [{ value: data, path: '' }];
+  // `fields`: the named fields of an object at this point; `item`: the definition of an array's items;
+  // neither: a free-form value.
+  type Step = { value: object; path: string; fields?: EndpointSchema | undefined; item?: FieldDef | undefined };
+  const described = (value: unknown, path: string, def: FieldDef | undefined): Step | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const type = def ? fieldTypeOf(def.type) : undefined;
+    if (type?.keysAreData) return undefined;
+    return { value, path, fields: def ? type?.children?.(def) : undefined, item: def ? type?.item?.(def) : undefined };
+  };
+  const stack: Step[] = [{ value: data, path: '', fields: schema }];
   for (let next = stack.pop(); next; next = stack.pop()) {
-    for (const [key, child] of Object.entries(next.value)) {
-      if (key === '__proto__' || (key.startsWith('$') && !Array.isArray(next.value))) found.push({ field: joinPath(next.path, key), message: 'is not an allowed key' });
-      else if (typeof child === 'object' && child !== null) stack.push({ value: child, path: joinPath(next.path, key) });
+    const { value, path, fields, item } = next;
+    const isArray = Array.isArray(value);
+    for (const [key, child] of Object.entries(value)) {
+      const at = joinPath(path, key);
+      if (!isArray && (PROTOTYPE_KEYS.has(key) || key.startsWith('$'))) {
+        found.push({ field: at, message: 'is not an allowed key' });
+        continue;
+      }
+      const def = isArray ? item : fields && Object.hasOwn(fields, key) ? fields[key] : undefined;
+      const step = described(child, at, def);
+      if (step) stack.push(step);
     }
   }
   return found;

@@ -1,10 +1,10 @@
 import { splitPath, type PathPattern } from '../lib/paths.ts';
 
-/**
- * Route roots the service serves itself. A dynamic endpoint may not use a path that would shadow
- * one of them, in its plain or versioned (`/api/v1/...`) form. test/http/reserved-paths.test.ts
- * checks that every management route is covered by this table.
- */
+// Route roots the service serves itself, or that the spec gives it (`database`, `openapi.json`,
+// `docs`, `mcp`, `cron`, `webhooks`, `/admin`) even before they are served, so that no definition
+// can take them first. A dynamic endpoint may not use a path that would shadow one of them, in its
+// plain or versioned (`/api/v1/...`) form; project files are checked by the same function.
+// test/http/reserved-paths.test.ts checks that every management route is covered by this table.
 export const RESERVED_API_ROOTS = [
   'auth',
   'health',
@@ -19,10 +19,12 @@ export const RESERVED_API_ROOTS = [
   'endpoints',
   'project',
   'collections',
+  'database',
   'cron',
   'webhooks',
   'mcp',
   'openapi',
+  'openapi.json',
   'docs',
 ] as const;
 export const RESERVED_TOP_LEVEL = ['admin'] as const;

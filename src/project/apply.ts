@@ -11,6 +11,7 @@ import { exportBundle, type ExportOptions } from './export.ts';
 import { kindOf, KINDS } from './kinds.ts';
 import { normalizeEndpoint, type NormalEndpoint, type NormalGroup } from './normalize.ts';
 import { resolvePlaceholders, type Placeholder } from './placeholders.ts';
+import { withStoredSchemas } from './schema-form.ts';
 import type { Problem } from './problem.ts';
 import { validateBundle } from './validate-bundle.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -141,7 +142,7 @@ function withContext(error: unknown, context: string, at: string): unknown {
 
 /**
  * The bundle checked (validate-bundle.ts, as for project files), placeholders resolved (env and
- * files read now), names checked against the store, then the diff. Any problem is a 400 listing
+ * files read now), schemas in the API's array form made the stored map form, names checked against the store, then the diff. Any problem is a 400 listing
  * all of them, before anything is written.
  */
 export async function planBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean }): Promise<Plan> {
@@ -150,7 +151,9 @@ export async function planBundle(services: ProjectServices, bundle: Bundle, opti
   const named = new Set(bundle.groups.map((g: Partial<GroupSpec> | null) => (typeof g?.name === 'string' ? groupKey({ name: g.name }) : '')));
   const kept = options.prune ? [] : current.groups.filter((g) => !named.has(groupKey(g)));
   throwProblems([...validateBundle({ ...bundle, groups: [...bundle.groups, ...kept] }), ...handlerFileProblems(bundle)]);
-  const desired = resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY);
+  const stored = await withStoredSchemas(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
+  throwProblems(stored.problems);
+  const desired = stored.bundle;
   throwProblems(await referenceProblems(services, desired, current, options.prune));
   return { changes: diffBundles(current, desired, options), desired };
 }

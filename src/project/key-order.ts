@@ -7,8 +7,8 @@ import type { JsonSchema } from './schema-files.ts';
  * name (field names under `schema`, a `json` default) keep their own order. Keys the schema does
  * not know go last, in their own order. Undefined values are dropped, as JSON would.
  *
- * Only the schema features the project schemas use are understood: local `$ref`s, `allOf`, and
- * `if`/`then` whose `if` tests `properties.<name>.const` (the field-type switch).
+ * Only the schema features the project schemas use are understood: local `$ref`s, `allOf`, the
+ * non-array branches of `anyOf` (for objects), and `if`/`then` whose `if` tests `properties.<name>.const` (the field-type switch).
  */
 export function orderKeys(value: unknown, schema: JsonSchema | undefined, root: JsonSchema): unknown {
   if (Array.isArray(value)) {
@@ -54,6 +54,8 @@ function collect(schema: JsonSchema, value: Record<string, unknown>, root: JsonS
     for (const [key, property] of Object.entries((resolved.properties ?? {}) as Record<string, JsonSchema>)) if (!properties.has(key)) properties.set(key, property);
     if (typeof resolved.additionalProperties === 'object') additional ??= resolved.additionalProperties as JsonSchema;
     for (const part of (resolved.allOf ?? []) as JsonSchema[]) visit(part);
+    // `schema` is the map form or the API's array: an object follows the branches that are not arrays.
+    for (const part of (resolved.anyOf ?? []) as JsonSchema[]) if (resolveRef(part, root).type !== 'array') visit(part);
     if (resolved.if && matchesIf(resolved.if as JsonSchema, value)) visit(resolved.then as JsonSchema | undefined);
   };
   visit(schema);

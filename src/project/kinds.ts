@@ -4,6 +4,7 @@ import { compileIpRules, InvalidIpRuleError } from '../lib/ip-rules.ts';
 import { InvalidPathError, normalizePath, parsePathPattern } from '../lib/paths.ts';
 import { compileRecordSchema, validateEndpointSchema } from '../model/record-schema.ts';
 import { shadowedRoute } from '../model/reserved-paths.ts';
+import { schemaFromWire } from '../model/schema-wire.ts';
 import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
 import { endpointKey, groupKey, type Bundle, type EndpointSpec, type GroupSpec } from './bundle.ts';
 import { hasPlaceholder } from './placeholders.ts';
@@ -144,7 +145,11 @@ function checkPath(path: string, report: Report): void {
 }
 
 /** The field rules of the API (validateEndpointSchema), then references: a collection path each. */
-function checkSchema(schema: unknown, report: Report): void {
+function checkSchema(given: unknown, report: Report): void {
+  // The API's array form is accepted too; refEndpointIds are looked up when the bundle is planned.
+  const { schema, problems } = schemaFromWire(given, () => null);
+  for (const problem of problems) report(problem.field, problem.message);
+  if (problems.length > 0) return;
   let valid;
   try {
     valid = validateEndpointSchema(schema);

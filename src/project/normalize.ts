@@ -2,6 +2,7 @@ import { slugify } from '../services/endpoints.ts';
 import { normalizePath } from '../lib/paths.ts';
 import { DEFAULT_NETWORK_ACCESS } from '../model/endpoint.ts';
 import type { NetworkAccess } from '../model/network-access.ts';
+import { schemaFromWire } from '../model/schema-wire.ts';
 import type { EndpointSpec, GroupSpec } from './bundle.ts';
 
 /**
@@ -44,7 +45,9 @@ export function normalizeEndpoint(spec: EndpointSpec): NormalEndpoint {
     // Membership, not a sequence: sorted so that reordering the list is no change.
     allowedGroups: [...(spec.allowedGroups ?? [])].map((g) => g.trim()).sort(compareText),
     group: spec.group?.trim() || null,
-    schema: spec.schema,
+    // A schema in the API's array form compares as the map form it is stored as (schema-wire.ts);
+    // ids cannot be looked up here: the plan resolves them before the diff (schema-form.ts).
+    schema: schemaFromWire(spec.schema, () => null).schema as Record<string, unknown>,
     networkAccess: networkAccess(spec.networkAccess),
     inheritGroupNetworkAccess: spec.inheritGroupNetworkAccess ?? true,
     enabled: spec.enabled ?? true,

@@ -1,5 +1,6 @@
 import { badRequest } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
+import type { CompiledRecordSchema } from '../model/record-schema.ts';
 import { InvalidFilterError } from '../store/types.ts';
 import type { HandlerDb } from '../sandbox/handler-types.ts';
 import { flattenRecord, type RecordsService } from '../services/records.ts';
@@ -8,28 +9,38 @@ import { flattenRecord, type RecordsService } from '../services/records.ts';
  * What a handler's `db` can do: read and write the records of its own endpoint's resourcePath,
  * nothing else. Records written here get the endpoint's retention like POST. Handlers are admin
  * code, so their writes are not validated against the schema; they must be JSON objects whose
- * keys are plain field names.
+ * top-level keys are plain field names, and whose keys follow the record rule: inside the
+ * schema's `json` fields any key is data, elsewhere keys starting with `$`, `__proto__`,
+ * `constructor` and `prototype` are refused (CompiledRecordSchema.keyProblems).
  */
 const MAX_FIND = 1000;
 const RESERVED = new Set(['_id', 'id', 'createdAt', 'updatedAt', 'expiresAt', '__proto__', 'constructor', 'prototype']);
+const MAX_DEPTH = 32;
 
-function recordData(data: unknown): Record<string, unknown> {
+export interface HandlerDbScope {
+  endpointId: string;
+  resourcePath: string;
+  retentionDays: number | null;
+  schema: Pick<CompiledRecordSchema, 'keyProblems'>;
+}
+
+function recordData(data: unknown, scope: HandlerDbScope): Record<string, unknown> {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw badRequest('db: data must be an object');
   for (const key of Object.keys(data)) {
     if (RESERVED.has(key)) throw badRequest(`db: "${key}" cannot be a field name`);
   }
-  assertStorableKeys(data, 0);
+  if (depthOf(data, 0) > MAX_DEPTH) throw badRequest('db: data is nested too deeply');
+  const [problem] = scope.schema.keyProblems(data as Record<string, unknown>);
+  if (problem) throw badRequest(`db: "${problem.field}" cannot be a key outside json fields`, [problem]);
   return data as Record<string, unknown>;
 }
 
-/** Keys starting with `$` or containing `.` cannot be stored in every store, at any depth. */
-function assertStorableKeys(value: unknown, depth: number): void {
-  if (typeof value !== 'object' || value === null) return;
-  if (depth > 32) throw badRequest('db: data is nested too deeply');
-  for (const [key, inner] of Object.entries(value)) {
-    if (!Array.isArray(value) && (key.startsWith('$') || key.includes('.') || key === '__proto__')) throw badRequest(`db: "${key}" cannot be a field name`);
-    assertStorableKeys(inner, depth + 1);
-  }
+/** How deep a value nests, stopping once it is past MAX_DEPTH. */
+function depthOf(value: unknown, depth: number): number {
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return depth;
+  let deepest = depth;
+  for (const inner of Object.values(value)) deepest = Math.max(deepest, depthOf(inner, depth + 1));
+  return deepest;
 }
 
 /** Bad filters reach the handler as 400-style errors it can catch and read. */
@@ -42,7 +53,7 @@ async function clientErrors<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function handlerDb(records: RecordsService, scope: { endpointId: string; resourcePath: string; retentionDays: number | null }): HandlerDb {
+export function handlerDb(records: RecordsService, scope: HandlerDbScope): HandlerDb {
   const db = scopedDb(records, scope);
   return {
     findOne: (filter) => clientErrors(() => db.findOne(filter)),
@@ -53,7 +64,7 @@ export function handlerDb(records: RecordsService, scope: { endpointId: string; 
   };
 }
 
-function scopedDb(records: RecordsService, scope: { endpointId: string; resourcePath: string; retentionDays: number | null }): HandlerDb {
+function scopedDb(records: RecordsService, scope: HandlerDbScope): HandlerDb {
   const { resourcePath } = scope;
   return {
     async findOne(filter) {
@@ -66,13 +77,13 @@ function scopedDb(records: RecordsService, scope: { endpointId: string; resource
       return found.map(flattenRecord);
     },
     async create(data) {
-      return flattenRecord(await records.create({ endpointId: scope.endpointId, resourcePath, data: recordData(data), retentionDays: scope.retentionDays }));
+      return flattenRecord(await records.create({ endpointId: scope.endpointId, resourcePath, data: recordData(data, scope), retentionDays: scope.retentionDays }));
     },
     async update(id, data) {
       if (!isId(id)) return null;
       const existing = await records.get(resourcePath, id);
       if (!existing) return null;
-      const updated = await records.replace(resourcePath, id, { ...existing.data, ...recordData(data) }, scope.endpointId);
+      const updated = await records.replace(resourcePath, id, { ...existing.data, ...recordData(data, scope) }, scope.endpointId);
       return updated ? flattenRecord(updated) : null;
     },
     async delete(id) {

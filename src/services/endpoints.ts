@@ -14,8 +14,9 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import { compileRecordSchema, validateEndpointSchema } from '../model/record-schema.ts';
+import { compileRecordSchema, validateEndpointSchema, type EndpointSchema } from '../model/record-schema.ts';
 import { shadowedRoute } from '../model/reserved-paths.ts';
+import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, schemaToWire, type ReferenceTargetOf } from '../model/schema-wire.ts';
 import { compileValidator } from '../model/validation.ts';
 import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
@@ -38,6 +39,7 @@ export interface EndpointInput {
   accessType: AccessType;
   allowedGroupIds?: string[];
   groupId?: string | null;
+  /** The stored (map) form: the API's array form is converted by `storedInput` first. */
   schema: Record<string, unknown>;
   networkAccess?: Partial<NetworkAccess>;
   inheritGroupNetworkAccess?: boolean;
@@ -76,9 +78,10 @@ const validateCreate = compileValidator<EndpointInput>({
 });
 const validateUpdate = compileValidator<Partial<EndpointInput>>({ type: 'object', additionalProperties: false, properties });
 
-export function publicEndpoint(doc: EndpointDoc): Record<string, unknown> {
+/** A definition as the management API shows it: the schema as the spec's array (schema-wire.ts). */
+export function publicEndpoint(doc: EndpointDoc, targetOf: ReferenceTargetOf): Record<string, unknown> {
   const { revision: _revision, ...rest } = doc;
-  return { ...rest, createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
+  return { ...rest, schema: schemaToWire(doc.schema as EndpointSchema, targetOf), createdAt: String(doc.createdAt), updatedAt: String(doc.updatedAt) };
 }
 
 /** The slug derived from a name when none is given. */
@@ -138,8 +141,17 @@ export class EndpointsService {
     return endpoint;
   }
 
+  /**
+   * Definitions as the management API shows them. The other definitions are read only when a
+   * schema has references (for their `refEndpointId`).
+   */
+  async present(docs: readonly EndpointDoc[]): Promise<Array<Record<string, unknown>>> {
+    const targetOf = docs.some((doc) => hasReferences(doc.schema as EndpointSchema)) ? referenceTargets(await this.all()) : () => null;
+    return docs.map((doc) => publicEndpoint(doc, targetOf));
+  }
+
   async create(input: unknown): Promise<EndpointDoc> {
-    const valid = validateCreate(input);
+    const valid = validateCreate(await this.storedInput(input));
     const doc = await this.prepare(valid, null);
     try {
       const created = await this.endpoints.insertOne(doc);
@@ -152,7 +164,7 @@ export class EndpointsService {
   }
 
   async update(id: string, input: unknown): Promise<EndpointDoc> {
-    const valid = validateUpdate(input);
+    const valid = validateUpdate(await this.storedInput(input));
     const current = await this.get(id);
     if (current.isSystem) {
       const pathChanges = valid.path !== undefined && pattern(valid.path).path !== current.path;
@@ -243,6 +255,23 @@ export class EndpointsService {
 
   async addCalls(counts: ReadonlyMap<string, number>): Promise<void> {
     for (const [id, by] of counts) await this.endpoints.updateOne({ _id: id }, { $inc: { callCount: by } });
+  }
+
+  /**
+   * The input with its schema in the stored (map) form: the API's array form converted, and
+   * `refEndpointId`s turned into the target endpoint's path. An unknown id is a 400 naming the field.
+   */
+  private async storedInput(input: unknown): Promise<unknown> {
+    if (typeof input !== 'object' || input === null || Array.isArray(input) || !Object.hasOwn(input, 'schema')) return input;
+    const given = (input as { schema: unknown }).schema;
+    if (typeof given !== 'object' || given === null) {
+      throw badRequest('Invalid schema: schema must be an array of fields', [{ field: 'schema', message: 'must be an array of fields (or an object of field definitions)' }]);
+    }
+    const paths = mentionsEndpointIds(given) ? new Map((await this.all()).map((e) => [e._id, e.path])) : new Map<string, string>();
+    const { schema, problems } = schemaFromWire(given, (id) => paths.get(id));
+    const first = problems[0];
+    if (first) throw badRequest(`Invalid schema: ${first.field} ${first.message}`, problems);
+    return { ...input, schema };
   }
 
   /** Validates a whole definition and returns the document to store (without _id). */

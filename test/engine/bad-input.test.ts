@@ -144,18 +144,17 @@ describe('huge arrays', () => {
   });
 });
 
+// Inside a json value (`blob`) these keys are data: see json-values.test.ts.
 describe('prototype keys', () => {
   it.each([
     ['a top-level __proto__', '{"title":"p","__proto__":{"polluted":true}}'],
-    ['a nested __proto__', '{"title":"p","blob":{"x":{"__proto__":{"polluted":true}}}}'],
     ['a top-level constructor', '{"title":"p","constructor":{"prototype":{"polluted":true}}}'],
-    ['a constructor inside a json value', '{"title":"p","blob":{"constructor":1}}'],
     ['a constructor inside an array', '{"title":"p","list":[{"constructor":{}}]}'],
     ['a prototype key inside an object field', '{"title":"p","address":{"prototype":"x"}}'],
   ])('%s is a 400', async (_label, raw) => {
     await expectNothingWritten(async () => {
       for (const [method, url] of WRITES) {
-        expectClientError(await t.api(method, url(), { rawBody: raw }), 400, /forbidden key/);
+        expectClientError(await t.api(method, url(), { rawBody: raw }), 400, /^Invalid record: \S+ (is not a field|is not an allowed key)/);
       }
     });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

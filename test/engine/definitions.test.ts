@@ -64,7 +64,7 @@ describe('the definitions API', () => {
         accessType: 'public',
         allowedGroupIds: [],
         groupId: null,
-        schema: { title: { type: 'string', required: true } },
+        schema: [{ name: 'title', type: 'string', required: true, order: 0 }],
         networkAccess: { enabled: false, allowedDomains: [], allowedIpRanges: [] },
         inheritGroupNetworkAccess: true,
         enabled: true,
@@ -121,7 +121,7 @@ describe('the definitions API', () => {
     const updated = await update(created._id, { description: 'new' });
     expect(updated).toEqual({ ...created, description: 'new', updatedAt: expect.any(String) });
     const renamed = await update(created._id, { name: 'After' });
-    expect(renamed).toMatchObject({ name: 'After', slug: created.slug, description: 'new', schema: { a: { type: 'string' } } });
+    expect(renamed).toMatchObject({ name: 'After', slug: created.slug, description: 'new', schema: [{ name: 'a', type: 'string', required: false, order: 0 }] });
     const unchanged = await update(created._id, {});
     expect(unchanged).toMatchObject({ name: 'After', description: 'new' });
   });
@@ -172,7 +172,7 @@ describe('the definitions API', () => {
     { name: 'an unknown method', fields: { method: 'HEAD' }, field: 'method' },
     { name: 'an unknown access type', fields: { accessType: 'private' }, field: 'accessType' },
     { name: 'a blank name', fields: { name: '   ' }, field: 'name' },
-    { name: 'a schema that is not an object', fields: { schema: [] }, field: 'schema' },
+    { name: 'a schema that is neither an array nor an object', fields: { schema: 'title' }, field: 'schema' },
     { name: 'an apiVersion without v', fields: { apiVersion: '1' }, field: 'apiVersion' },
     { name: 'retentionDays 0', fields: { retentionDays: 0 }, field: 'retentionDays' },
     { name: 'a string for enabled', fields: { enabled: 'yes' }, field: 'enabled' },

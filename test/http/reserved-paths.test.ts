@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/http/container.ts';
 import { apiKeyRoutes } from '../../src/http/routes/api-keys.ts';
 import { authRoutes } from '../../src/http/routes/auth.ts';
@@ -10,6 +10,7 @@ import { createRouter } from '../../src/http/routes/router.ts';
 import { settingsRoutes } from '../../src/http/routes/settings.ts';
 import { userRoutes } from '../../src/http/routes/users.ts';
 import { isReservedConcretePath } from '../../src/model/reserved-paths.ts';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 // Dynamic paths skip the management router, so every management route must sit under a
 // reserved root — or it would be unreachable and a definition could shadow it.
@@ -27,5 +28,58 @@ describe('reserved paths', () => {
 
   it.each(paths)('%s is under a reserved root', (path) => {
     expect(isReservedConcretePath(path.replace(/:[A-Za-z_]+/g, 'x'))).toBe(true);
+  });
+});
+
+// The spec's own paths are reserved before they are served: a definition there is refused over
+// the API and in a project bundle, naming the clash.
+describe('the spec\'s paths are reserved', () => {
+  let t: TestServer;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    admin = (await t.login()).accessToken;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const clashes = [
+    { path: '/api/database/collections', clash: '/api/database' },
+    { path: '/api/database', clash: '/api/database' },
+    { path: '/api/v1/database/collections/:name', clash: '/api/v1/database' },
+    { path: '/api/openapi.json', clash: '/api/openapi.json' },
+    { path: '/api/v2/openapi.json', clash: '/api/v2/openapi.json' },
+    { path: '/api/docs', clash: '/api/docs' },
+    { path: '/api/docs/:page', clash: '/api/docs' },
+    { path: '/api/mcp', clash: '/api/mcp' },
+    { path: '/api/v1/mcp', clash: '/api/v1/mcp' },
+    { path: '/api/cron/:id/run', clash: '/api/cron' },
+    { path: '/api/webhooks', clash: '/api/webhooks' },
+    { path: '/admin/endpoints', clash: '/admin' },
+    { path: '/api/:section/collections', clash: 'the management routes under /api' },
+    { path: '/api/v1/:section', clash: 'the management routes under /api/v1' },
+  ];
+
+  it.each(clashes)('a definition on $path is a 400 naming $clash', async ({ path, clash }) => {
+    const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Taken', path, method: 'GET', accessType: 'public', schema: [] } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.details).toEqual([{ field: 'path', message: `would shadow ${clash}` }]);
+    const list = await t.api('GET', '/api/endpoints?limit=200', { token: admin });
+    expect(list.body.data.map((e: { path: string }) => e.path)).not.toContain(path);
+  });
+
+  it.each(clashes)('a project bundle defining $path is refused naming $clash', async ({ path, clash }) => {
+    const bundle = { endpoints: [{ name: 'Taken', path, method: 'GET', accessType: 'public', schema: {} }] };
+    const res = await t.api('POST', '/api/project/apply', { token: admin, body: bundle });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toContain(`path would shadow ${clash}, which the service serves itself`);
+  });
+
+  it('paths beside them stay free', async () => {
+    for (const path of ['/api/databases', '/api/openapi-json', '/api/docs-site', '/api/crons', '/administrator']) {
+      const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Free', path, method: 'GET', accessType: 'public', schema: {} } });
+      expect(res.status, `${path}: ${res.text}`).toBe(201);
+    }
   });
 });

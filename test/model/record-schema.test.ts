@@ -199,12 +199,17 @@ describe('a record', () => {
     expect(shop.validate(data)).toBe(data);
   });
 
-  it('refuses a __proto__ key, at the top level and inside free-form values, without polluting prototypes', () => {
+  it('refuses a __proto__ key at the top level and in free-form values, keeps it as data in json values, and pollutes no prototype', () => {
     const top = JSON.parse('{"name":"a","__proto__":{"polluted":true}}') as unknown;
     expect(() => shop.validate(top)).toThrow('Invalid record: __proto__ is not a field of this endpoint');
-    const nested = JSON.parse('{"name":"a","meta":{"list":[{"__proto__":{"polluted":true}}]}}') as unknown;
-    const error = thrown(() => shop.validate(nested));
-    expect(error.details).toEqual([{ field: 'meta.list.0.__proto__', message: 'is not an allowed key' }]);
+    const free = compile({ bag: { type: 'object' }, list: { type: 'array' } });
+    const nested = JSON.parse('{"bag":{"list":[{"__proto__":{"polluted":true}}]},"list":[{"constructor":{}}]}') as unknown;
+    expect(thrown(() => free.validate(nested)).details).toEqual([
+      { field: 'list.0.constructor', message: 'is not an allowed key' },
+      { field: 'bag.list.0.__proto__', message: 'is not an allowed key' },
+    ]);
+    const inJson = JSON.parse('{"name":"a","meta":{"list":[{"__proto__":{"polluted":true}}]}}') as Record<string, unknown>;
+    expect(JSON.stringify(shop.validate(shop.applyDefaults(inJson)))).toBe(JSON.stringify(inJson));
     expect(shop.applyDefaults(top)).not.toHaveProperty('polluted');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -514,11 +519,19 @@ describe('example records', () => {
 });
 
 describe('operator-shaped keys in free-form values', () => {
-  const compiled = compileRecordSchema({ blob: { type: 'json' }, bag: { type: 'object' } });
+  const compiled = compileRecordSchema({ blob: { type: 'json' }, bag: { type: 'object' }, list: { type: 'array', items: { type: 'json' } }, shaped: { type: 'object', children: { inner: { type: 'json' }, other: { type: 'object' } } } });
   it.each([
-    ['a json value', { blob: { $ne: null } }, 'blob.$ne'],
-    ['a nested json value', { blob: { a: [{ $gt: 1 }] } }, 'blob.a.0.$gt'],
+    ['a json value', { blob: { $ne: null, 'a.b': 1 } }],
+    ['a nested json value', { blob: { a: [{ $gt: 1 }] } }],
+    ['json array items', { list: [{ $in: [1] }] }],
+    ['a json child of an object', { shaped: { inner: { $set: { 'x.y': 1 } } } }],
+  ])('keeps $-keys and dotted keys in %s as data', (_name, data) => {
+    expect(compiled.validate(data)).toEqual(data);
+  });
+
+  it.each([
     ['an object without children', { bag: { $where: 'x' } }, 'bag.$where'],
+    ['an object child without children', { shaped: { other: { $where: 'x' } } }, 'shaped.other.$where'],
   ])('refuses a $-key in %s with 400', (_name, data, field) => {
     expect(() => compiled.validate(data)).toThrow(AppError);
     try {

@@ -262,6 +262,17 @@ describe('watcher: file changes are applied', () => {
     expect((await endpointAt(t, '/api/sync/ping')).accessType).toBe('authenticated');
   });
 
+  it('a file with the schema in the API\'s array form is applied and served, and left as written', async () => {
+    const text = 'name: Copied\npath: /api/sync/copied\nmethod: POST\naccessType: public\nschema:\n  - name: title\n    type: string\n    required: true\n    order: 0\n  - name: size\n    type: object\n    children:\n      - {name: width, type: number}\n';
+    writeFileSync(file('copied.yaml'), text);
+    await waitFor('POST /api/sync/copied served', async () => (await served(t, '/api/sync/copied', 'POST')) === 400, 1500, 10);
+    expect((await t.api('POST', '/api/sync/copied', { body: { title: 'x', size: { width: 2 } } })).status).toBe(201);
+    expect((await endpointAt(t, '/api/sync/copied', 'POST')).schema.map((f: any) => f.name)).toEqual(['title', 'size']);
+    // Polls write back only what differs from the files: the array form compares as the map it is stored as.
+    await sleep(1000);
+    expect(readFileSync(file('copied.yaml'), 'utf8')).toBe(text);
+  });
+
   it('renaming a file (same content, new name) keeps the definition, its id and its serving', async () => {
     const id = (await endpointAt(t, '/api/sync/ping'))._id;
     const since = await lastAt(t);

@@ -78,6 +78,18 @@ describe('validateSpec', () => {
     expect(validateSpec(kind, value)).toEqual(problems);
   });
 
+  it('accepts the API\'s array form (a definition copied from GET /api/endpoints), refEndpointId left to apply time', () => {
+    const schema = [
+      { name: 'title', type: 'string', required: true, order: 0 },
+      { name: 'category', type: 'reference', required: false, order: 1, refEndpointId: '65a1b2c3d4e5f60718293a4b', ref: '/api/shop/categories' },
+      { name: 'owner', type: 'reference', refEndpointId: '65a1b2c3d4e5f60718293a4c' },
+      { name: 'size', type: 'object', children: [{ name: 'width', type: 'number' }] },
+    ];
+    expect(validateSpec('endpoint', endpoint({ schema: schema as never }))).toEqual([]);
+    expect(validateSpec('endpoint', endpoint({ schema: [{ name: 'a', type: 'string' }, { name: 'a', type: 'text' }] as never }))).toEqual([{ path: 'schema.1.name', message: 'repeats the field name "a"' }]);
+    expect(validateSpec('endpoint', endpoint({ schema: [{ name: 'a', type: 'text' }] as never }))).toEqual([{ path: 'schema.a.type', message: 'must be one of: string, number, boolean, array, object, datetime, json, reference' }]);
+  });
+
   it('leaves a placeholder\'s content to apply time, but not its type', () => {
     expect(validateSpec('group', { name: 'Shop', color: '${env:BRAND_COLOR}', networkAccess: { enabled: true, allowedDomains: ['${env:DOMAIN}'] } })).toEqual([]);
     expect(validateSpec('endpoint', endpoint({ apiVersion: '${env:VERSION}', path: '/api/${env:AREA}/items' }))).toEqual([]);

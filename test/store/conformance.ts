@@ -1343,6 +1343,42 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       });
     });
 
+    describe('any JSON keys in a value (json fields)', () => {
+      // `$`-prefixed, dotted, NUL-holding and `__proto__` keys, and the MongoDB adapter's own
+      // wrapper key, come back as they went in: as data, never as operators or prototypes.
+      const records = (): Collection => store.collection('endpointdatas');
+      const VIEW: JsonView = { spread: 'data', tail: [] };
+      const odd = (): Record<string, unknown> =>
+        JSON.parse('{"$set":{"a.b":1,"$inc":{"n":[{"$x":null}]}},"__proto__":{"polluted":true},"constructor":{"prototype":{"y":2}},"a.b":"dot","nul\\u0000key":1,"__dynEntries":[["k",1]],"plain":{"ok":true}}') as Record<string, unknown>;
+      const text = (value: unknown): string => JSON.stringify(value);
+
+      it('insertOne, findById, find and findJson give the value back equal, on every read path', async () => {
+        const value = odd();
+        const inserted = await records().insertOne({ _id: id(1), resourcePath: '/odd', data: { meta: value, list: [value] } });
+        expect(text(inserted.data)).toBe(text({ meta: value, list: [value] }));
+        expect(text((await records().findById(id(1)))?.data)).toBe(text({ meta: value, list: [value] }));
+        expect(text((await records().find({ resourcePath: '/odd' }))[0]?.data)).toBe(text({ meta: value, list: [value] }));
+        expect((await records().findJsonById(id(1), VIEW))?.json).toBe(text({ _id: id(1), meta: value, list: [value] }));
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        const read = (await records().findById(id(1)))?.data as { meta: object };
+        expect(Object.getPrototypeOf(read.meta)).toBe(Object.prototype);
+        expect(Object.keys(read.meta)).toContain('__proto__');
+      });
+
+      it('updateOne with $set of a whole value stores it as is', async () => {
+        await records().insertOne({ _id: id(2), resourcePath: '/odd', data: { meta: 1 } });
+        const updated = await records().updateOne({ _id: id(2) }, { $set: { data: { meta: odd() } } });
+        expect(text(updated?.data)).toBe(text({ meta: odd() }));
+        expect(text((await records().findById(id(2)))?.data)).toBe(text({ meta: odd() }));
+      });
+
+      it('filters on ordinary fields beside such values keep working', async () => {
+        await records().insertOne({ _id: id(3), resourcePath: '/odd', data: { meta: odd(), plain: { color: 'red' } } });
+        expect((await records().find({ 'data.plain.color': 'red' })).map((d) => d._id)).toEqual([id(3)]);
+        expect((await records().find({ 'data.meta': { $exists: true } })).map((d) => d._id)).toEqual([id(3)]);
+      });
+    });
+
     describe('counters changed with an insert or delete', () => {
       const counter = (inc: number, set?: Record<string, unknown>) => ({ collection: 'recordcounts', key: { resourcePath: '/c' }, inc: { count: inc }, ...(set ? { set } : {}) });
       const count = async () => (await store.collection('recordcounts').findOne({ resourcePath: '/c' }))?.count;

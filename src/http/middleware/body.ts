@@ -1,12 +1,16 @@
 import type { Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
+import { isReservedConcretePath } from '../../model/reserved-paths.ts';
 import type { DynContext } from '../state.ts';
 
 /**
  * JSON bodies only, up to BODY_LIMIT (413 beyond it, 400 when malformed). Parsed bodies are
- * then checked for nesting depth and for keys that could reach an object's prototype when a
- * body is later merged into another object.
+ * then checked for nesting depth. Keys that could reach an object's prototype when a body is
+ * later merged into another object (`__proto__`, `constructor`, `prototype`) are refused in
+ * management bodies; in a dynamic endpoint's body they are left to the record schema, which
+ * stores them as data inside `json` values and refuses them everywhere else. Either way the body
+ * is parsed as JSON.parse does: a `__proto__` key is an own data property, never a prototype.
  */
 const MAX_DEPTH = 32;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -21,30 +25,37 @@ export function jsonBody(limitBytes: number) {
     jsonLimit: limitBytes,
     jsonStrict: true,
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never[],
-    onError: (error) => {
+    onError: (error, ctx) => {
+      // co-body's parser (bourne) refuses `__proto__` outright; a dynamic endpoint's json field
+      // may hold one as data, so the text it already read is parsed again by JSON.parse.
+      const text = (error as Error & { body?: unknown }).body;
+      if (/forbidden prototype property/.test(error.message) && typeof text === 'string' && !isReservedConcretePath(ctx.path)) {
+        (ctx.request as { body?: unknown }).body = JSON.parse(text);
+        return;
+      }
       throw parseFailure(error, limitBytes);
     },
   });
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     await parse(ctx as never, async () => {
-      inspect((ctx.request as { body?: unknown }).body, 0, '');
+      inspect((ctx.request as { body?: unknown }).body, 0, '', isReservedConcretePath(ctx.path));
       await next();
     });
   };
 }
 
-function inspect(value: unknown, depth: number, path: string): void {
+function inspect(value: unknown, depth: number, path: string, management: boolean): void {
   if (typeof value !== 'object' || value === null) return;
   if (depth > MAX_DEPTH) throw badRequest(`Request body is nested more than ${MAX_DEPTH} levels deep`);
   if (Array.isArray(value)) {
-    value.forEach((item, index) => inspect(item, depth + 1, `${path}[${index}]`));
+    value.forEach((item, index) => inspect(item, depth + 1, `${path}[${index}]`, management));
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key;
-    if (FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
-    inspect(inner, depth + 1, at);
+    if (management && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
+    inspect(inner, depth + 1, at, management);
   }
 }
 

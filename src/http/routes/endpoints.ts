@@ -1,11 +1,11 @@
 import { isIP } from 'node:net';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { principalUserId } from '../../model/principal.ts';
+import type { EndpointDoc } from '../../model/endpoint.ts';
 import { compileValidator } from '../../model/validation.ts';
 import { endpointDocs, endpointExamples } from '../../runtime/endpoint-docs.ts';
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
-import { publicEndpoint } from '../../services/endpoints.ts';
 import { requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
@@ -43,6 +43,8 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
   const audit = (ctx: DynContext, action: string, message: string, status: number) =>
     services.audit.record({ action, message, source: 'endpoints', userId: principalUserId(ctx.state.principal), statusCode: status, ...requestInfo(ctx) });
 
+  const presentOne = async (doc: EndpointDoc) => (await services.endpoints.present([doc]))[0];
+
   // Groups first: `/endpoints/groups` must not be taken for `/endpoints/:id`.
   router.get('/endpoints/groups', read, async (ctx) => {
     const query = listQuery(ctx);
@@ -69,25 +71,26 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
 
   router.get('/endpoints', read, async (ctx) => {
     const query = listQuery(ctx, { defaultLimit: 50 });
-    paged(ctx, await services.endpoints.list(query), query, publicEndpoint);
+    const page = await services.endpoints.list(query);
+    paged(ctx, { items: await services.endpoints.present(page.items), total: page.total }, query, (item) => item);
   });
   router.get('/endpoints/:id', read, async (ctx) => {
-    ok(ctx, publicEndpoint(await services.endpoints.get(ctx.params.id as string)));
+    ok(ctx, await presentOne(await services.endpoints.get(ctx.params.id as string)));
   });
   router.post('/endpoints', write, async (ctx) => {
     const endpoint = await services.endpoints.create(ctx.request.body);
     await audit(ctx, 'endpoint_created', `Endpoint ${endpoint.method} ${endpoint.path} created`, 201);
-    ok(ctx, publicEndpoint(endpoint), { status: 201 });
+    ok(ctx, await presentOne(endpoint), { status: 201 });
   });
   router.put('/endpoints/:id', write, async (ctx) => {
     const endpoint = await services.endpoints.update(ctx.params.id as string, ctx.request.body);
     await audit(ctx, 'endpoint_updated', `Endpoint ${endpoint.method} ${endpoint.path} updated`, 200);
-    ok(ctx, publicEndpoint(endpoint));
+    ok(ctx, await presentOne(endpoint));
   });
   router.delete('/endpoints/:id', write, async (ctx) => {
     const endpoint = await services.endpoints.delete(ctx.params.id as string);
     await audit(ctx, 'endpoint_deleted', `Endpoint ${endpoint.method} ${endpoint.path} deleted`, 200);
-    ok(ctx, publicEndpoint(endpoint));
+    ok(ctx, await presentOne(endpoint));
   });
 
   router.get('/endpoints/:id/examples', read, async (ctx) => {

@@ -34,6 +34,7 @@ export const arrayType: FieldType<ArrayFieldDef> = {
     const count = Math.min(Math.max(def.minItems ?? 0, def.items ? 1 : 0), def.maxItems ?? DEFAULT_MAX_ARRAY_ITEMS);
     return Array.from({ length: count }, () => (def.items ? exampleChild(def.items) : 'value'));
   },
+  item: (def) => def.items,
   reference(def, referenceOfChild) {
     const item = def.items ? referenceOfChild(def.items) : undefined;
     return item && !item.many ? { ref: item.ref, many: true } : undefined;

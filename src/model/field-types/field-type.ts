@@ -79,6 +79,13 @@ export interface FieldType<D extends FieldDef = FieldDef> {
   exampleValue(def: D, exampleChild: (child: FieldDef) => unknown): unknown;
   /** Named fields inside this field's value, whose defaults apply on create. */
   children?(def: D): EndpointSchema | undefined;
+  /** The definition every item of this field's value satisfies (arrays), for checks that walk values. */
+  item?(def: D): FieldDef | undefined;
+  /**
+   * Values are data through and through (json): keys starting with `$`, dotted keys and
+   * `__proto__` are stored as they are, where every other type refuses them.
+   */
+  readonly keysAreData?: boolean;
   /** The endpoint this field's value points into, for the engine's existence check. */
   reference?(def: D, referenceOfChild: (child: FieldDef) => FieldReference | undefined): FieldReference | undefined;
   /**

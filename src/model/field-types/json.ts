@@ -1,9 +1,14 @@
 import type { FieldType } from './field-type.ts';
 
-/** Any JSON value, stored as it is (only `__proto__` keys are refused, for every record). */
+/**
+ * Any JSON value, stored as it is and given back equal after a JSON round trip: keys starting
+ * with `$`, dotted keys and `__proto__` included (data, never operators or prototypes; the
+ * MongoDB store encodes what it cannot hold). PATCH replaces a json value whole.
+ */
 export const jsonType: FieldType = {
   name: 'json',
   expected: 'a JSON value',
+  keysAreData: true,
   options: { properties: {} },
   toJsonSchema: () => ({}),
   exampleValue: () => ({}),

@@ -2,6 +2,7 @@ import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
 import { newId } from '../../lib/ids.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
 import { jsonRowOf } from '../json-view.ts';
+import { encodeKeys, encodeSet, unwrapEntries } from './key-codec.ts';
 import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
@@ -23,6 +24,7 @@ import {
  * Writes use w: "majority" with journaling; ids are stored as 24-hex strings (not ObjectIds)
  * so that both stores hand out the same ids; dates are BSON dates, read back as ISO strings.
  * A driver error is never turned into a success: it propagates as StoreError or DuplicateKeyError.
+ * Keys MongoDB cannot hold (`$…`, dotted, `__proto__`, in json values) are wrapped: key-codec.ts.
  */
 export async function openMongoStore(url: string): Promise<Store> {
   const client = new MongoClient(url, {
@@ -52,7 +54,7 @@ export async function openMongoStore(url: string): Promise<Store> {
     },
     async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
       if (docs.length === 0) return;
-      const stored = docs.map((doc) => ({ ...doc, _id: doc._id ?? newId() }) as Document);
+      const stored = docs.map((doc) => encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document);
       await guard(collection, () => db.collection(collectionSpec(collection).name).insertMany(stored, { ordered: true }));
     },
     foreignWriteVersion(): number | null {
@@ -134,7 +136,7 @@ function buildFilter(spec: CollectionSpec, filter: Filter, search?: Search): Doc
 function toMongoUpdate(update: Update): Document {
   validateUpdate(update);
   const out: Document = {};
-  if (update.$set && Object.keys(update.$set).length > 0) out.$set = update.$set;
+  if (update.$set && Object.keys(update.$set).length > 0) out.$set = encodeSet(update.$set);
   if (update.$unset && update.$unset.length > 0) out.$unset = Object.fromEntries(update.$unset.map((f) => [f, '']));
   if (update.$inc && Object.keys(update.$inc).length > 0) out.$inc = update.$inc;
   // An update without operators matches and changes nothing (the server accepts an empty $set
@@ -150,15 +152,18 @@ function sortOf(sort: FindOptions['sort']): Document {
   return out;
 }
 
-/** BSON dates become ISO strings so that callers see the same values as from the embedded store. */
+/**
+ * BSON dates become ISO strings so that callers see the same values as from the embedded store;
+ * objects with keys MongoDB cannot hold come back from their wrapper (key-codec.ts). Objects are
+ * rebuilt with fromEntries (own data properties), so a stored `__proto__` key stays data.
+ */
 function fromMongo(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(fromMongo);
   if (value && typeof value === 'object') {
     if ((value as { _bsontype?: string })._bsontype === 'ObjectId') return String(value);
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = fromMongo(inner);
-    return out;
+    const record = value as Record<string, unknown>;
+    return unwrapEntries(record, fromMongo) ?? Object.fromEntries(Object.entries(record).map(([key, inner]) => [key, fromMongo(inner)]));
   }
   return value;
 }
@@ -225,7 +230,7 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
     name: spec.name,
     insertOne: (doc, options) =>
       g(async () => {
-        const stored = { ...doc, _id: doc._id ?? newId() } as Document;
+        const stored = encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document;
         await raw.insertOne(stored);
         await applyCounter(db, options?.counter);
         return read(stored) as Doc;
@@ -233,7 +238,7 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
     insertMany: (docs: readonly NewDoc<Doc>[]) =>
       g(async () => {
         if (docs.length === 0) return [];
-        const stored = docs.map((doc) => ({ ...doc, _id: doc._id ?? newId() }) as Document);
+        const stored = docs.map((doc) => encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document);
         await raw.insertMany(stored, { ordered: true });
         return stored.map((d) => read(d) as Doc);
       }),
