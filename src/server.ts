@@ -30,6 +30,7 @@ import { Engine } from './runtime/engine.ts';
 import { HandlerCache } from './runtime/handler-cache.ts';
 import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
+import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
 
@@ -83,6 +84,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
     rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
+    openApi: new OpenApiDocs({ engine, endpointGroups }),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });

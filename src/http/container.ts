@@ -18,6 +18,7 @@ import type { RecordsService } from '../services/records.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { PlaceholderPolicy } from '../project/apply.ts';
 import type { ProjectStatus } from '../project/status.ts';
+import type { OpenApiDocs } from '../docs/openapi-docs.ts';
 
 /** Everything the HTTP layer may call. Built once by the composition root (server.ts). */
 export interface Services {
@@ -41,4 +42,5 @@ export interface Services {
   engine: Engine;
   placeholderPolicy: PlaceholderPolicy;
   projectStatus: ProjectStatus;
+  openApi: OpenApiDocs;
 }

@@ -22,6 +22,7 @@ export const RESERVED_API_ROOTS = [
   'webhooks',
   'mcp',
   'openapi',
+  'openapi.json',
   'docs',
 ] as const;
 export const RESERVED_TOP_LEVEL = ['admin'] as const;

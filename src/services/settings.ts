@@ -29,6 +29,7 @@ const SETTING_FIELDS = {
   },
   handlerMemoryMb: { schema: { type: 'integer', minimum: 8, maximum: 1024 }, default: 64 },
   handlerTimeoutMs: { schema: { type: 'integer', minimum: 10, maximum: 60_000 }, default: 5000 },
+  openApiPublic: { schema: { type: 'boolean' }, default: true },
 } as const;
 
 export interface Settings {
@@ -47,6 +48,8 @@ export interface Settings {
   trustedProxies: string[];
   handlerMemoryMb: number;
   handlerTimeoutMs: number;
+  /** GET /api/openapi.json (and /api/docs) for anyone; when false, signed-in callers see what they may call. */
+  openApiPublic: boolean;
 }
 
 /** Settings plus what is compiled from them once per revision. */

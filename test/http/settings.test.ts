@@ -27,6 +27,7 @@ const DEFAULTS = {
   trustedProxies: ['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '::1', 'fc00::/7'],
   handlerMemoryMb: 64,
   handlerTimeoutMs: 5000,
+  openApiPublic: true,
 };
 
 async function currentSettings(): Promise<Record<string, unknown>> {
@@ -111,6 +112,7 @@ describe('updating settings', () => {
   it.each([
     ['an unknown field', { lockoutMinutes: 20, colour: 'red' }, 'Invalid settings: colour is not an allowed field'],
     ['a string for a boolean', { registrationEnabled: 'true' }, 'Invalid settings: registrationEnabled must be boolean'],
+    ['a number for openApiPublic', { openApiPublic: 0 }, 'Invalid settings: openApiPublic must be boolean'],
     ['a string for a number', { accessTokenTtlSeconds: '900' }, 'Invalid settings: accessTokenTtlSeconds must be integer'],
     ['a fraction', { rateLimitMax: 1.5 }, 'Invalid settings: rateLimitMax must be integer'],
     ['null', { lockoutThreshold: null }, 'Invalid settings: lockoutThreshold must be integer'],

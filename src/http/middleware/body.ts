@@ -12,7 +12,8 @@ const MAX_DEPTH = 32;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-export function jsonBody(limitBytes: number) {
+/** `rawPaths` read their bodies themselves (MCP answers malformed JSON with a JSON-RPC error). */
+export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[] } = {}) {
   const parse = koaBody({
     json: true,
     urlencoded: false,
@@ -27,11 +28,17 @@ export function jsonBody(limitBytes: number) {
   });
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
+    if (options.rawPaths?.includes(ctx.path)) return next();
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '');
       await next();
     });
   };
+}
+
+/** The checks made on every parsed body, for routes that parse their own (throws a 400). */
+export function inspectParsedBody(value: unknown): void {
+  inspect(value, 0, '');
 }
 
 function inspect(value: unknown, depth: number, path: string): void {

@@ -5,5 +5,6 @@ export const booleanType: FieldType = {
   expected: 'a boolean',
   options: { properties: {} },
   toJsonSchema: () => ({ type: 'boolean' }),
+  openApi: () => ({ type: 'boolean' }),
   exampleValue: () => true,
 };

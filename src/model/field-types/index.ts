@@ -8,7 +8,7 @@ import { objectType } from './object.ts';
 import { referenceType } from './reference.ts';
 import { stringType } from './string.ts';
 
-export type { DefinitionCheck, EndpointSchema, FieldDef, FieldReference, FieldType, JsonSchema } from './field-type.ts';
+export type { DefinitionCheck, EndpointSchema, FieldDef, FieldReference, FieldType, JsonSchema, OpenApiContext } from './field-type.ts';
 
 /** The field types, by name. Adding one: a file beside this one and a line here. */
 export const FIELD_TYPES = Object.freeze({

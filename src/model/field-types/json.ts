@@ -6,5 +6,6 @@ export const jsonType: FieldType = {
   expected: 'a JSON value',
   options: { properties: {} },
   toJsonSchema: () => ({}),
+  openApi: () => ({ description: 'any JSON value' }),
   exampleValue: () => ({}),
 };
