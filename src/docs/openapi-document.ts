@@ -112,7 +112,7 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
           summary: endpoint.doc.name + (op.item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
           ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, op.item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
           tags: [tag],
-          parameters: [...pathParameters(pattern, op.item ? idName : null), ...queryParameters(endpoint, op.item)],
+          parameters: [...pathParameters(pattern, op.item ? idName : null, handler), ...queryParameters(endpoint, op.item)],
           ...(bodies[op.item ? 'item' : 'collection'] ? { requestBody: bodies[op.item ? 'item' : 'collection'] } : {}),
           responses: responses(endpoint, name, op.item),
           ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
@@ -149,9 +149,10 @@ function openApiPath(pattern: PathPattern, idName: string | null): string {
   return `/${base}${idName ? `${base ? '/' : ''}{${idName}}` : ''}`;
 }
 
-function pathParameters(pattern: PathPattern, idName: string | null): unknown[] {
+/** The last segment of an item route: a record id, or for a handler whatever the handler reads there. */
+function pathParameters(pattern: PathPattern, idName: string | null, handler: boolean): unknown[] {
   const params: unknown[] = pattern.paramNames.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' }));
-  if (idName) params.push({ name: idName, in: 'path', required: true, schema: RECORD_ID_SCHEMA, description: 'record id' });
+  if (idName) params.push({ name: idName, in: 'path', required: true, ...(handler ? { schema: { type: 'string' }, description: 'passed to the handler as params.id' } : { schema: RECORD_ID_SCHEMA, description: 'record id' }) });
   return params;
 }
 

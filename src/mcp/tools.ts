@@ -74,7 +74,9 @@ function toolOf(endpoint: CompiledEndpoint, name: string): McpTool {
   }
   const itemOnly = !handler && ['PUT', 'PATCH', 'DELETE'].includes(method);
   if (method !== 'POST' || handler) {
-    properties.id = { ...RECORD_ID_SCHEMA, description: itemOnly ? 'the record id' : 'a record id; omit it to list' };
+    properties.id = handler
+      ? { type: 'string', minLength: 1, description: 'the last path segment, passed to the handler as params.id; omit it to call the collection path' }
+      : { ...RECORD_ID_SCHEMA, description: itemOnly ? 'the record id' : 'a record id; omit it to list' };
     if (itemOnly) required.push('id');
   }
   if (method === 'GET') {
