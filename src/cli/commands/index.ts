@@ -1,5 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { callCommand } from './call.ts';
+import { discoveryCommands } from './discovery.ts';
 import { endpointsCommands } from './endpoints.ts';
 import { keysCommands } from './keys.ts';
 import { logsCommand } from './logs.ts';
@@ -21,4 +22,5 @@ export const COMMANDS: readonly CommandModule[] = [
   keysCommands,
   callCommand,
   logsCommand,
+  discoveryCommands,
 ];
