@@ -214,3 +214,29 @@ describe('over raw HTTP', () => {
     }
   });
 });
+
+describe('path variants', () => {
+  it('/api/mcp/ with a trailing slash is the same endpoint', async () => {
+    const res = await fetch(`${t.url}/api/mcp/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} });
+  });
+});
+
+describe('bounded input', () => {
+  it('refuses a body over BODY_LIMIT with 413 before parsing it', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'post_api_shop_products', arguments: { body: { title: 'x'.repeat(2_000_000) } } } });
+    expect(res.status).toBe(413);
+    expect(res.body.success).toBe(false);
+  });
+
+  it('refuses prototype keys with -32600', async () => {
+    const res = await rpc('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_api_shop_products","arguments":{"body":{"constructor":{"prototype":{}}}}}}');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32600);
+  });
+});

@@ -26,9 +26,10 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
       throw parseFailure(error, limitBytes);
     },
   });
+  const rawPaths = new Set(options.rawPaths);
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
-    if (options.rawPaths?.includes(ctx.path)) return next();
+    if (rawPaths.size > 0 && (rawPaths.has(ctx.path) || (ctx.path.endsWith('/') && rawPaths.has(ctx.path.slice(0, -1))))) return next();
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '');
       await next();
