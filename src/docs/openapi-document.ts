@@ -8,9 +8,9 @@
 // | PUT/PATCH/DELETE P  | `P/{id}`                          |
 // | handler, method M   | M `P` and M `P/{id}`              |
 //
-// each also at `/api/<apiVersion>/...` when the definition has a version. Two definitions whose
-// paths differ only in parameter names cannot both be described (OpenAPI calls such paths
-// identical); the first in route order is.
+// each also at `/api/<apiVersion>/...` when the definition has a version. Paths that differ only
+// in parameter names are one path to OpenAPI: they share the names of the first in route order,
+// and of two operations with the same method there, the one the engine serves is described.
 import type { PathPattern } from '../lib/paths.ts';
 import type { EndpointSchema, FieldDef, JsonSchema } from '../model/field-types/index.ts';
 import { filterOperators } from '../runtime/list-filter.ts';
@@ -86,41 +86,47 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     return ref('schemas', key);
   };
 
-  for (const endpoint of source.endpoints) {
+  // Every operation, in the route table's order of precedence for a concrete path: collection
+  // routes before item routes, then more literal segments, then creation order.
+  const operations = source.endpoints.flatMap((endpoint, index) =>
+    [endpoint.pattern, ...endpoint.aliases].flatMap((pattern) => operationsOf(endpoint).map(({ item }) => ({ endpoint, index, pattern, item }))),
+  );
+  operations.sort((a, b) => Number(a.item) - Number(b.item) || literalCount(b.pattern) - literalCount(a.pattern) || a.index - b.index);
+  const described = new Set<CompiledEndpoint>();
+
+  for (const { endpoint, pattern, item } of operations) {
     const name = nameOf(endpoint);
+    const handler = endpoint.doc.handler.enabled;
+    const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
+    const own = openApiPath(pattern, item ? idName : null);
+    // Paths that differ only in parameter names are one path to OpenAPI: use the first one's names.
+    const shape = own.replace(/\{[^}]+\}/g, '{}');
+    const path = shapes.get(shape) ?? own;
+    const method = endpoint.doc.method.toLowerCase();
+    if (paths[path]?.[method]) continue; // the engine serves this path with the earlier operation
+    shapes.set(shape, path);
+    if (!described.has(endpoint)) {
+      described.add(endpoint);
+      if (!handler) schemas[`${name}_record`] = recordSchema(endpoint.schema.schema, populated);
+    }
     const group = endpoint.doc.groupId ? source.groups.get(endpoint.doc.groupId) : undefined;
     const tag = group?.name ?? UNGROUPED;
-    const fields = endpoint.schema.schema;
-    const handler = endpoint.doc.handler.enabled;
-    if (!handler) schemas[`${name}_record`] = recordSchema(fields, populated);
-    const bodies = requestBodies(endpoint, name, schemas);
-    const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
-
-    for (const pattern of [endpoint.pattern, ...endpoint.aliases]) {
-      const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
-      for (const op of operationsOf(endpoint)) {
-        const path = openApiPath(pattern, op.item ? idName : null);
-        const shape = path.replace(/\{[^}]+\}/g, '{}');
-        const method = endpoint.doc.method.toLowerCase();
-        const known = shapes.get(shape);
-        if ((known !== undefined && known !== path) || paths[path]?.[method]) continue;
-        shapes.set(shape, path);
-        tags.add(tag);
-        const operationId = [name, op.item ? 'by_id' : '', alias ?? ''].filter(Boolean).join('_');
-        (paths[path] ??= {})[method] = {
-          operationId,
-          summary: endpoint.doc.name + (op.item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
-          ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, op.item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
-          tags: [tag],
-          parameters: [...pathParameters(pattern, op.item ? idName : null, handler), ...queryParameters(endpoint, op.item)],
-          ...(bodies[op.item ? 'item' : 'collection'] ? { requestBody: bodies[op.item ? 'item' : 'collection'] } : {}),
-          responses: responses(endpoint, name, op.item),
-          ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
-          'x-dyn-endpoint-id': endpoint.doc._id,
-          'x-dyn-access': endpoint.doc.accessType,
-        };
-      }
-    }
+    tags.add(tag);
+    const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
+    const body = requestBodies(endpoint, name, schemas)[item ? 'item' : 'collection'];
+    const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+    (paths[path] ??= {})[method] = {
+      operationId: [name, item ? 'by_id' : '', alias ?? ''].filter(Boolean).join('_'),
+      summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
+      ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
+      tags: [tag],
+      parameters: [...pathParameters(pattern, item ? idName : null, handler, names), ...queryParameters(endpoint, item)],
+      ...(body ? { requestBody: body } : {}),
+      responses: responses(endpoint, name, item),
+      ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
+      'x-dyn-endpoint-id': endpoint.doc._id,
+      'x-dyn-access': endpoint.doc.accessType,
+    };
   }
 
   const groupTags = [...source.groups.values()].filter((g) => tags.has(g.name)).sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
@@ -132,9 +138,13 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
       description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
     },
     tags: [...groupTags.map((g) => ({ name: g.name, ...(g.description ? { description: g.description } : {}) })), ...(tags.has(UNGROUPED) ? [{ name: UNGROUPED }] : [])],
-    paths,
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     components: { schemas, responses: COMPONENT_RESPONSES, securitySchemes: SECURITY_SCHEMES },
   };
+}
+
+function literalCount(pattern: PathPattern): number {
+  return pattern.segments.filter((s) => 'literal' in s).length;
 }
 
 function operationsOf(endpoint: CompiledEndpoint): Array<{ item: boolean }> {
@@ -149,10 +159,16 @@ function openApiPath(pattern: PathPattern, idName: string | null): string {
   return `/${base}${idName ? `${base ? '/' : ''}{${idName}}` : ''}`;
 }
 
-/** The last segment of an item route: a record id, or for a handler whatever the handler reads there. */
-function pathParameters(pattern: PathPattern, idName: string | null, handler: boolean): unknown[] {
-  const params: unknown[] = pattern.paramNames.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' }));
-  if (idName) params.push({ name: idName, in: 'path', required: true, ...(handler ? { schema: { type: 'string' }, description: 'passed to the handler as params.id' } : { schema: RECORD_ID_SCHEMA, description: 'record id' }) });
+/**
+ * Path parameters, named as in the document's path (`names`, positional). The last segment of an
+ * item route is a record id, or for a handler whatever the handler reads there.
+ */
+function pathParameters(pattern: PathPattern, idName: string | null, handler: boolean, names: readonly string[]): unknown[] {
+  const params: unknown[] = pattern.paramNames.map((name, i) => ({ name: names[i] ?? name, in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' }));
+  if (idName) {
+    const name = names[pattern.paramNames.length] ?? idName;
+    params.push({ name, in: 'path', required: true, ...(handler ? { schema: { type: 'string' }, description: 'passed to the handler as params.id' } : { schema: RECORD_ID_SCHEMA, description: 'record id' }) });
+  }
   return params;
 }
 

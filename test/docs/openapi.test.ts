@@ -230,3 +230,26 @@ describe('with openApiPublic off', () => {
     expect(result.valid).toBe(true);
   });
 });
+
+describe('paths that differ only in parameter names', () => {
+  beforeAll(async () => {
+    await define({ method: 'GET', path: '/api/things', schema: {} });
+    await define({ method: 'PUT', path: '/api/things', schema: {} });
+    await define({ method: 'GET', path: '/api/things/:slug', schema: {} });
+  });
+
+  it('share one path, and of two operations with the same method the one the engine serves is described', async () => {
+    const doc = await openapi();
+    expect(doc.paths['/api/things/{id}']).toBeUndefined();
+    const things = doc.paths['/api/things/{slug}'];
+    // GET /api/things/x is the collection of /api/things/:slug (a collection beats an item).
+    expect(things.get.operationId).toBe('get_api_things_slug');
+    expect(things.put.operationId).toBe('put_api_things_by_id');
+    expect(things.put.parameters).toEqual([expect.objectContaining({ name: 'slug', in: 'path', description: 'record id' })]);
+    const result = await validate(structuredClone(doc));
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    const served = await t.api('GET', '/api/things/anything');
+    expect(served.status).toBe(200);
+    expect(served.body.meta).toBeDefined(); // a list: the :slug collection answered
+  });
+});
