@@ -64,6 +64,12 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
   layout: 'BaseLayout',
+  // A request authenticated by the session cookie (no Authorize) needs the CSRF token to write.
+  requestInterceptor: (request) => {
+    const csrf = document.cookie.match(/(?:^|; )dyn_csrf=([^;]+)/);
+    if (csrf) request.headers['X-CSRF-Token'] = decodeURIComponent(csrf[1]);
+    return request;
+  },
 });
 `;
 

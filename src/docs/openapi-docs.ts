@@ -40,6 +40,8 @@ export class OpenApiDocs {
       const groups = this.deps.endpointGroups.all().then((all) => new Map(all.map((g) => [g._id, { name: g.name, description: g.description, order: g.order }])));
       docs = { groups, documents: new Map() };
       this.byTable.set(table, docs);
+      // A failed read is not kept: the next request tries again.
+      groups.catch(() => this.byTable.delete(table));
     }
     const endpoints = creationOrder('everyone' in audience ? table.endpoints : visibleTo(table.endpoints, audience.principal));
     const key = `${version}:${'everyone' in audience ? '*' : createHash('sha256').update(endpoints.map((e) => e.doc._id).join(',')).digest('base64url')}`;

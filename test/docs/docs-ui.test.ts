@@ -30,6 +30,7 @@ describe('the docs page', () => {
     const script = await t.api('GET', '/api/docs/dyn-docs.js');
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(script.text).toContain("url: '/api/openapi.json'");
+    expect(() => new Function('SwaggerUIBundle', 'document', script.text)).not.toThrow(); // it parses
     const bundle = await fetch(`${t.url}/api/docs/swagger-ui-bundle.js`);
     expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(await bundle.text()).toContain('SwaggerUIBundle');
