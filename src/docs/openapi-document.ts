@@ -93,6 +93,8 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
   );
   operations.sort((a, b) => Number(a.item) - Number(b.item) || literalCount(b.pattern) - literalCount(a.pattern) || a.index - b.index);
   const described = new Set<CompiledEndpoint>();
+  const operationIds = new Set<string>();
+  const ownNames = new Set(source.names.values()); // every endpoint's, so ids do not vary by audience
 
   for (const { endpoint, pattern, item } of operations) {
     const name = nameOf(endpoint);
@@ -115,8 +117,14 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
     const body = requestBodies(endpoint, name, schemas)[item ? 'item' : 'collection'];
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+    // A suffixed id could meet another endpoint's own name (`get_api_a` + `_by_id` is the name of
+    // `GET /api/a/by/id`): the name wins, the suffixed id takes `_2`.
+    const wanted = [name, item ? 'by_id' : '', alias ?? ''].filter(Boolean).join('_');
+    let operationId = wanted;
+    for (let n = 2; operationIds.has(operationId) || (operationId !== name && ownNames.has(operationId)); n++) operationId = `${wanted}_${n}`;
+    operationIds.add(operationId);
     (paths[path] ??= {})[method] = {
-      operationId: [name, item ? 'by_id' : '', alias ?? ''].filter(Boolean).join('_'),
+      operationId,
       summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
       ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
       tags: [tag],
@@ -137,7 +145,7 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
       version: '1',
       description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
     },
-    tags: [...groupTags.map((g) => ({ name: g.name, ...(g.description ? { description: g.description } : {}) })), ...(tags.has(UNGROUPED) ? [{ name: UNGROUPED }] : [])],
+    tags: [...groupTags.map((g) => ({ name: g.name, ...(g.description ? { description: g.description } : {}) })), ...(tags.has(UNGROUPED) && !groupTags.some((g) => g.name === UNGROUPED) ? [{ name: UNGROUPED }] : [])],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     components: { schemas, responses: COMPONENT_RESPONSES, securitySchemes: SECURITY_SCHEMES },
   };

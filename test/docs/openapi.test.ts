@@ -253,3 +253,23 @@ describe('paths that differ only in parameter names', () => {
     expect(served.body.meta).toBeDefined(); // a list: the :slug collection answered
   });
 });
+
+describe('names that could meet', () => {
+  beforeAll(async () => {
+    await define({ method: 'GET', path: '/api/meet', schema: {} });
+    await define({ method: 'GET', path: '/api/meet/by/id', schema: {} });
+    const group = await t.api('POST', '/api/endpoints/groups', { token: admin, body: { name: 'Ungrouped', icon: 'x', color: '#000000' } });
+    await define({ method: 'GET', path: '/api/grouped/things', groupId: group.body.data._id, schema: {} });
+  });
+
+  it('keeps operationIds and tag names unique, so the document stays valid', async () => {
+    const doc = await openapi();
+    const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/api/meet/{id}'].get.operationId).toBe('get_api_meet_by_id_2');
+    expect(doc.paths['/api/meet/by/id'].get.operationId).toBe('get_api_meet_by_id'); // its own name
+    expect(doc.tags.filter((tag: any) => tag.name === 'Ungrouped')).toHaveLength(1);
+    const result = await validate(structuredClone(doc));
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+});
