@@ -113,6 +113,13 @@ describe('with the SDK client', () => {
     expect(direct.body.data.title).toBe('Lamp');
   });
 
+  it('fills path parameters from params, and refuses a call without them', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const listed = await client.callTool({ name: 'get_api_shops_shopId_items', arguments: { params: { shopId: 'north' } } });
+    expect(listed.structuredContent).toEqual({ status: 200, response: { success: true, data: [], meta: { page: 1, limit: 20, total: 0 } } });
+    await expect(client.callTool({ name: 'get_api_shops_shopId_items', arguments: {} })).rejects.toThrow(/-32602.*params is required/);
+  });
+
   it('reports a 4xx of the endpoint as a tool error, and changes nothing', async () => {
     const client = await connect({ authorization: `Bearer ${member.token}` });
     const bad = await client.callTool({ name: 'post_api_shop_products', arguments: { body: { price: -1 } } });
