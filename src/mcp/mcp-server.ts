@@ -3,7 +3,7 @@
 // who is calling. Tools run through the engine's invoke path as the caller, with the network
 // rules applied to the caller's address and headers, like a direct call would be.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, type CallToolRequest, ListResourcesRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolRequest, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { Principal } from '../model/principal.ts';
 import type { Engine } from '../runtime/engine.ts';
@@ -31,8 +31,12 @@ export interface McpDeps {
 
 // Params are checked in the handlers (or by the SDK's tools/call wrapper): the SDK's own request
 // schemas would report malformed params as an internal error rather than as invalid params.
-const CallToolLoose = z.object({ method: z.literal('tools/call'), params: z.unknown().optional() });
-const ReadResourceLoose = z.object({ method: z.literal('resources/read'), params: z.unknown().optional() });
+// The list methods take only a paging cursor, which is ignored (every list fits in one page).
+const loose = <M extends string>(method: M) => z.object({ method: z.literal(method), params: z.unknown().optional() });
+const ListTools = loose('tools/list');
+const CallToolLoose = loose('tools/call');
+const ListResources = loose('resources/list');
+const ReadResourceLoose = loose('resources/read');
 
 export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
   const server = new Server(
@@ -40,7 +44,7 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: 'Each tool calls one dynamic endpoint of this dyn service as the authenticated caller. The OpenAPI document is the resource openapi://dyn/openapi.json.' },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(ListTools, async () => {
     const tools = toolsFor(await deps.engine.table(), caller.principal);
     return { tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) };
   });
@@ -62,7 +66,7 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: result.status >= 400 };
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  server.setRequestHandler(ListResources, async () => ({
     resources: [{ uri: OPENAPI_RESOURCE, name: 'openapi', title: 'OpenAPI document', description: 'The OpenAPI 3.0 document of the endpoints you may call', mimeType: 'application/json' }],
   }));
 
