@@ -3,8 +3,9 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 // Layers, innermost first. A file may import from its own layer and the ones before it only:
-// lib ← model ← store ← events ← sandbox ← services ← runtime ← automation ← project ← http ← server ← cli.
-const layers = ['lib', 'model', 'store', 'events', 'sandbox', 'services', 'runtime', 'automation', 'project', 'http', 'server', 'cli'];
+// lib ← model ← store ← events ← sandbox ← services ← runtime ← automation ← docs ← mcp ← project ←
+// http ← server ← cli.
+const layers = ['lib', 'model', 'store', 'events', 'sandbox', 'services', 'runtime', 'automation', 'docs', 'mcp', 'project', 'http', 'server', 'cli'];
 const pattern = (layer) => (layer === 'server' ? '**/server.ts' : `**/${layer}/**`);
 const layerRules = layers.slice(0, -1).map((layer, index) => ({
   files: [layer === 'server' ? 'src/server.ts' : `src/${layer}/**`],

@@ -35,6 +35,7 @@ import { Engine } from './runtime/engine.ts';
 import { HandlerCache } from './runtime/handler-cache.ts';
 import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
+import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
 import { CronJobsService } from './services/cron-jobs.ts';
@@ -100,6 +101,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
     rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
+    openApi: new OpenApiDocs({ engine, endpointGroups }),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });

@@ -22,8 +22,12 @@ import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { projectRoutes } from './routes/project.ts';
+import { docsRoutes } from './routes/docs.ts';
+import { MCP_PATH, mcpRoutes } from './routes/mcp.ts';
 import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
 import type { DynState } from './state.ts';
+
+const SERVICE_VERSION = '0.1.0';
 
 /**
  * The Koa application: one middleware per concern, in this order, then the management routes
@@ -38,7 +42,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.use(cors(services.config.corsOrigins));
   app.use(requestContext(services.settings));
   app.use(rateLimit(services.rateLimiter));
-  app.use(jsonBody(services.config.bodyLimitBytes));
+  app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH] }));
   app.use(authenticate(services));
   app.use(csrfProtection());
 
@@ -54,6 +58,8 @@ export function createApp(services: Services): Koa<DynState> {
   endpointRoutes(api, services);
   projectRoutes(api, services);
   cronRoutes(api, services);
+  docsRoutes(api, services);
+  mcpRoutes(api, services, SERVICE_VERSION);
   // Only paths under a management root go through the router's matching; the rest (dynamic
   // endpoints) skip it, which keeps their per-request cost down.
   const management = api.routes();

@@ -25,6 +25,7 @@ import type { CronRunsService } from '../services/cron-runs.ts';
 import type { CronJobRunner } from '../automation/cron/job-runner.ts';
 import type { PlaceholderPolicy } from '../project/apply.ts';
 import type { ProjectStatus } from '../project/status.ts';
+import type { OpenApiDocs } from '../docs/openapi-docs.ts';
 
 /** Everything the HTTP layer may call. Built once by the composition root (server.ts). */
 export interface Services {
@@ -56,4 +57,5 @@ export interface Services {
   dashboardStats: DashboardStatsService;
   systemInfo: SystemInfoService;
   rawCollections: RawCollectionsService;
+  openApi: OpenApiDocs;
 }

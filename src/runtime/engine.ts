@@ -105,6 +105,11 @@ export class Engine {
     this.deps = deps;
   }
 
+  /** The current route table (what is served now): OpenAPI, MCP tool lists and counts read it. */
+  table(): Promise<RouteTable> {
+    return this.deps.routes.current();
+  }
+
   /**
    * Live HTTP: always answers — a 404 when nothing serves the path, a 405 with `Allow` when
    * other methods do, a 204 with `Allow` for OPTIONS.

@@ -37,6 +37,7 @@ const SETTING_FIELDS = {
   },
   // Time limit of a cron job's javascript run (handlers keep handlerTimeoutMs).
   cronTimeoutMs: { schema: { type: 'integer', minimum: 100, maximum: 600_000 }, default: 30_000 },
+  openApiPublic: { schema: { type: 'boolean' }, default: true },
 } as const;
 
 export interface Settings {
@@ -57,6 +58,8 @@ export interface Settings {
   handlerTimeoutMs: number;
   outboundAllowList: string[];
   cronTimeoutMs: number;
+  /** GET /api/openapi.json (and /api/docs) for anyone; when false, signed-in callers see what they may call. */
+  openApiPublic: boolean;
 }
 
 /** Settings plus what is compiled from them once per revision. */

@@ -29,6 +29,7 @@ const DEFAULTS = {
   handlerTimeoutMs: 5000,
   outboundAllowList: [],
   cronTimeoutMs: 30_000,
+  openApiPublic: true,
 };
 
 async function currentSettings(): Promise<Record<string, unknown>> {
@@ -113,6 +114,7 @@ describe('updating settings', () => {
   it.each([
     ['an unknown field', { lockoutMinutes: 20, colour: 'red' }, 'Invalid settings: colour is not an allowed field'],
     ['a string for a boolean', { registrationEnabled: 'true' }, 'Invalid settings: registrationEnabled must be boolean'],
+    ['a number for openApiPublic', { openApiPublic: 0 }, 'Invalid settings: openApiPublic must be boolean'],
     ['a string for a number', { accessTokenTtlSeconds: '900' }, 'Invalid settings: accessTokenTtlSeconds must be integer'],
     ['a fraction', { rateLimitMax: 1.5 }, 'Invalid settings: rateLimitMax must be integer'],
     ['null', { lockoutThreshold: null }, 'Invalid settings: lockoutThreshold must be integer'],

@@ -1,6 +1,7 @@
 import type { CommandModule } from '../context.ts';
 import { callCommand } from './call.ts';
 import { cronCommands } from './cron.ts';
+import { discoveryCommands } from './discovery.ts';
 import { endpointsCommands } from './endpoints.ts';
 import { keysCommands } from './keys.ts';
 import { logsCommand } from './logs.ts';
@@ -23,4 +24,5 @@ export const COMMANDS: readonly CommandModule[] = [
   cronCommands,
   callCommand,
   logsCommand,
+  discoveryCommands,
 ];

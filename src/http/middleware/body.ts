@@ -16,7 +16,8 @@ const MAX_DEPTH = 32;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-export function jsonBody(limitBytes: number) {
+/** `rawPaths` read their bodies themselves (MCP answers malformed JSON with a JSON-RPC error). */
+export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[] } = {}) {
   const parse = koaBody({
     json: true,
     urlencoded: false,
@@ -36,13 +37,20 @@ export function jsonBody(limitBytes: number) {
       throw parseFailure(error, limitBytes);
     },
   });
+  const rawPaths = new Set(options.rawPaths);
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
+    if (rawPaths.size > 0 && (rawPaths.has(ctx.path) || (ctx.path.endsWith('/') && rawPaths.has(ctx.path.slice(0, -1))))) return next();
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '', isReservedConcretePath(ctx.path));
       await next();
     });
   };
+}
+
+/** The checks made on every parsed management body, for routes that parse their own (throws a 400). */
+export function inspectParsedBody(value: unknown): void {
+  inspect(value, 0, '', true);
 }
 
 function inspect(value: unknown, depth: number, path: string, management: boolean): void {

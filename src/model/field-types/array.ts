@@ -30,6 +30,13 @@ export const arrayType: FieldType<ArrayFieldDef> = {
     ...definedOptions(def, ['minItems']),
     ...(def.items ? { items: compileChild(def.items) } : {}),
   }),
+  // OpenAPI 3.0 needs `items` on every array schema; `{}` is any value.
+  openApi: (def, ctx) => ({
+    type: 'array',
+    items: def.items ? ctx.child(def.items) : {},
+    maxItems: def.maxItems ?? DEFAULT_MAX_ARRAY_ITEMS,
+    ...definedOptions(def, ['minItems']),
+  }),
   exampleValue(def, exampleChild) {
     const count = Math.min(Math.max(def.minItems ?? 0, def.items ? 1 : 0), def.maxItems ?? DEFAULT_MAX_ARRAY_ITEMS);
     return Array.from({ length: count }, () => (def.items ? exampleChild(def.items) : 'value'));

@@ -11,6 +11,7 @@ export const booleanType: FieldType = {
   expected: 'a boolean',
   options: { properties: {} },
   toJsonSchema: () => ({ type: 'boolean' }),
+  openApi: () => ({ type: 'boolean' }),
   exampleValue: () => true,
   filter: () => BOOLEAN_FILTER,
 };

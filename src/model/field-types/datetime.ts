@@ -32,6 +32,8 @@ export const datetimeType: FieldType = {
   options: { properties: {} },
   formats: { 'iso-date-time': isIsoDateTime },
   toJsonSchema: () => ({ type: 'string', format: 'iso-date-time' }),
+  // date-time is the closest OpenAPI format; a date alone (`2026-11-21`) is accepted as well.
+  openApi: () => ({ type: 'string', format: 'date-time', description: 'ISO 8601 date or date-time' }),
   exampleValue: () => '2026-01-01T00:00:00.000Z',
   filter: () => DATETIME_FILTER,
 };

@@ -60,6 +60,16 @@ export const TEXT_FILTER: FieldFilter = { operators: ORDERED_OPERATORS, read: (r
 /** A field that can only be asked whether it is there (objects, JSON values). */
 export const PRESENCE_FILTER: FieldFilter = { operators: ['exists'], read: (raw) => raw };
 
+/** What a type's OpenAPI describer may ask of the document being built (src/docs/). */
+export interface OpenApiContext {
+  /** `input` for request bodies; `output` for records in responses, where references may be populated. */
+  readonly mode: 'input' | 'output';
+  /** The schema of a nested definition (array items, object children), common keys included. */
+  child(def: FieldDef): JsonSchema;
+  /** The shape a populated reference to this path takes (`{id, ...fields}`), when the document has it. */
+  populated(ref: string): JsonSchema | undefined;
+}
+
 export interface FieldType<D extends FieldDef = FieldDef> {
   readonly name: string;
   /** Completes "must be ..." in error messages about a value of the wrong type or format. */
@@ -75,6 +85,11 @@ export interface FieldType<D extends FieldDef = FieldDef> {
   check?(def: D, check: DefinitionCheck): void;
   /** The JSON Schema a value of this field must satisfy. */
   toJsonSchema(def: D, compileChild: (child: FieldDef) => JsonSchema): JsonSchema;
+  /**
+   * The OpenAPI 3.0 schema of a value (the subset valid in 3.1 too); description, default and
+   * example are added by the document builder.
+   */
+  openApi(def: D, ctx: OpenApiContext): JsonSchema;
   /** A valid value for sample requests (patterns are not taken into account). */
   exampleValue(def: D, exampleChild: (child: FieldDef) => unknown): unknown;
   /** Named fields inside this field's value, whose defaults apply on create. */

@@ -11,5 +11,6 @@ export const jsonType: FieldType = {
   keysAreData: true,
   options: { properties: {} },
   toJsonSchema: () => ({}),
+  openApi: () => ({ description: 'any JSON value' }),
   exampleValue: () => ({}),
 };

@@ -26,6 +26,7 @@ export const numberType: FieldType<NumberFieldDef> = {
     checkRange(def, check, 'minimum', 'maximum');
   },
   toJsonSchema: (def) => ({ type: def.integer ? 'integer' : 'number', ...definedOptions(def, ['minimum', 'maximum']) }),
+  openApi: (def) => ({ type: def.integer ? 'integer' : 'number', ...definedOptions(def, ['minimum', 'maximum']) }),
   exampleValue(def) {
     const low = def.minimum ?? (def.maximum !== undefined && def.maximum < 0 ? def.maximum : 0);
     return def.integer ? Math.ceil(low) : low;

@@ -20,6 +20,13 @@ export const objectType: FieldType<ObjectFieldDef> = {
     const required = Object.keys(def.children).filter((name) => def.children?.[name]?.required === true);
     return { type: 'object', properties, additionalProperties: false, ...(required.length ? { required } : {}) };
   },
+  openApi(def, ctx) {
+    if (!def.children) return { type: 'object', additionalProperties: true };
+    const properties: Record<string, JsonSchema> = {};
+    for (const [name, child] of Object.entries(def.children)) properties[name] = ctx.child(child);
+    const required = Object.keys(def.children).filter((name) => def.children?.[name]?.required === true);
+    return { type: 'object', properties, additionalProperties: false, ...(required.length ? { required } : {}) };
+  },
   exampleValue(def, exampleChild) {
     const out: Record<string, unknown> = {};
     for (const [name, child] of Object.entries(def.children ?? {})) out[name] = exampleChild(child);

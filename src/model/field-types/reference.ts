@@ -24,6 +24,12 @@ export const referenceType: FieldType<ReferenceFieldDef> = {
     if (!ENDPOINT_PATH.test(def.ref)) check.problem('ref', 'must be an endpoint path starting with /');
   },
   toJsonSchema: () => ({ type: 'string', format: 'record-id' }),
+  // An id naming its target (`x-dyn-ref`); in responses `?populate` may expand it to the target's record.
+  openApi(def, ctx) {
+    const id = { type: 'string', pattern: '^[0-9a-f]{24}$', description: `id of a record of ${def.ref}`, 'x-dyn-ref': def.ref };
+    const populated = ctx.mode === 'output' ? ctx.populated(def.ref) : undefined;
+    return populated ? { anyOf: [id, populated], 'x-dyn-ref': def.ref } : id;
+  },
   exampleValue: () => '000000000000000000000000',
   reference: (def) => ({ ref: def.ref, many: false }),
   filter: () => RECORD_ID_FILTER,

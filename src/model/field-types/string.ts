@@ -42,6 +42,7 @@ export const stringType: FieldType<StringFieldDef> = {
     maxLength: def.maxLength ?? DEFAULT_MAX_STRING_LENGTH,
     ...definedOptions(def, ['minLength', 'pattern', 'enum']),
   }),
+  openApi: (def) => ({ type: 'string', maxLength: def.maxLength ?? DEFAULT_MAX_STRING_LENGTH, ...definedOptions(def, ['minLength', 'pattern', 'enum']) }),
   exampleValue(def) {
     if (def.enum?.[0] !== undefined) return def.enum[0];
     const min = def.minLength ?? 0;

@@ -1,0 +1,114 @@
+// The MCP server of one caller, on the official SDK's low-level Server (raw JSON Schemas as
+// input schemas). Built per HTTP request (the transport is stateless), so every handler knows
+// who is calling. Tools run through the engine's invoke path as the caller, with the network
+// rules applied to the caller's address and headers, like a direct call would be.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, type CallToolRequest, McpError } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { Principal } from '../model/principal.ts';
+import type { Engine } from '../runtime/engine.ts';
+import type { OpenApiDocs } from '../docs/openapi-docs.ts';
+import { INVALID_PARAMS } from './json-rpc.ts';
+import { toolsFor, type McpTool } from './tools.ts';
+
+export const OPENAPI_RESOURCE = 'openapi://dyn/openapi.json';
+/** MCP's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+
+export interface McpCaller {
+  principal: Principal;
+  ip: string;
+  /** The HTTP request's lower-case headers that network rules read (origin, referer, host). */
+  headers: Record<string, string | undefined>;
+}
+
+export interface McpDeps {
+  engine: Pick<Engine, 'table' | 'invoke'>;
+  openApi: Pick<OpenApiDocs, 'json'>;
+  version: string;
+}
+
+// Params are checked in the handlers (or by the SDK's tools/call wrapper): the SDK's own request
+// schemas would report malformed params as an internal error rather than as invalid params.
+// The list methods take only a paging cursor, which is ignored (every list fits in one page).
+const loose = <M extends string>(method: M) => z.object({ method: z.literal(method), params: z.unknown().optional() });
+const ListTools = loose('tools/list');
+const CallToolLoose = loose('tools/call');
+const ListResources = loose('resources/list');
+const ReadResourceLoose = loose('resources/read');
+
+export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
+  const server = new Server(
+    { name: 'dyn', version: deps.version },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: 'Each tool calls one dynamic endpoint of this dyn service as the authenticated caller. The OpenAPI document is the resource openapi://dyn/openapi.json.' },
+  );
+
+  server.setRequestHandler(ListTools, async () => {
+    const tools = toolsFor(await deps.engine.table(), caller.principal);
+    return { tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) };
+  });
+
+  server.setRequestHandler(CallToolLoose, async (raw) => {
+    // Server's tools/call wrapper has checked params against CallToolRequestSchema (-32602 otherwise).
+    const { params } = raw as unknown as CallToolRequest;
+    const tools = toolsFor(await deps.engine.table(), caller.principal);
+    const tool = tools.find((t) => t.name === params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 128)}`);
+    const args = readArguments(tool, params.arguments ?? {});
+    const result = await deps.engine.invoke(tool.endpoint.doc._id, {
+      headers: { origin: caller.headers.origin, referer: caller.headers.referer, host: caller.headers.host, 'content-type': 'application/json' },
+      ip: caller.ip,
+      source: 'mcp',
+      ...args,
+    }, caller.principal);
+    const structuredContent = { status: result.status, response: result.body };
+    return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: result.status >= 400 };
+  });
+
+  server.setRequestHandler(ListResources, async () => ({
+    resources: [{ uri: OPENAPI_RESOURCE, name: 'openapi', title: 'OpenAPI document', description: 'The OpenAPI 3.0 document of the endpoints you may call', mimeType: 'application/json' }],
+  }));
+
+  server.setRequestHandler(ReadResourceLoose, async (request) => {
+    const uri = (request.params as { uri?: unknown } | undefined)?.uri;
+    if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'Invalid params: uri must be a string');
+    if (uri !== OPENAPI_RESOURCE) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`);
+    const text = await deps.openApi.json({ principal: caller.principal });
+    return { contents: [{ uri, mimeType: 'application/json', text }] };
+  });
+
+  return server;
+}
+
+const ARGUMENT_KEYS = ['params', 'id', 'query', 'body'];
+
+/** The call's arguments as an invoke request; shapes the input schema rules out are invalid params. */
+function readArguments(tool: McpTool, args: Record<string, unknown>): { params?: Record<string, string>; recordId?: string; query?: Record<string, string>; body?: unknown } {
+  const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${message}`);
+  const allowed = Object.keys(tool.inputSchema.properties as object);
+  for (const key of Object.keys(args)) if (!allowed.includes(key) || !ARGUMENT_KEYS.includes(key)) throw invalid(`unknown argument "${key.slice(0, 64)}"`);
+  for (const key of (tool.inputSchema.required as string[] | undefined) ?? []) if (args[key] === undefined) throw invalid(`${key} is required`);
+  const out: ReturnType<typeof readArguments> = {};
+  if (args.params !== undefined) {
+    if (!isStringMap(args.params)) throw invalid('params must be an object of strings');
+    out.params = args.params;
+  }
+  if (args.id !== undefined) {
+    if (typeof args.id !== 'string') throw invalid('id must be a string');
+    out.recordId = args.id;
+  }
+  if (args.query !== undefined) {
+    const query = args.query;
+    if (typeof query !== 'object' || query === null || Array.isArray(query)) throw invalid('query must be an object');
+    const entries = Object.entries(query);
+    if (entries.some(([, v]) => !['string', 'number', 'boolean'].includes(typeof v))) throw invalid('query values must be strings, numbers or booleans');
+    // The engine reads query values as the strings an HTTP query would carry.
+    out.query = Object.fromEntries(entries.map(([k, v]) => [k, String(v)]));
+  }
+  if (args.body !== undefined) out.body = args.body;
+  return out;
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+}

@@ -1,0 +1,249 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+/**
+ * POST /api/mcp with the SDK's own client over real HTTP: tools per caller (access type and
+ * group membership), a call through the engine, the OpenAPI document as a resource; and the
+ * JSON-RPC error codes for raw requests.
+ */
+let t: TestServer;
+let admin: string;
+let staffGroupId: string;
+let member: { token: string; userId: string };
+let outsider: { token: string };
+let apiKey: string;
+const clients: Client[] = [];
+
+async function define(body: Record<string, unknown>): Promise<Record<string, any>> {
+  const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: `${body.method} ${body.path}`, accessType: 'public', ...body } });
+  if (res.status !== 201) throw new Error(`defining ${body.method} ${body.path} failed: ${res.status} ${res.text}`);
+  return res.body.data;
+}
+
+async function connect(headers: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: 'dyn-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/api/mcp`), { requestInit: { headers } }));
+  clients.push(client);
+  return client;
+}
+
+/** A raw JSON-RPC POST (what a plain HTTP client sends). */
+async function rpc(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
+  const res = await fetch(`${t.url}/api/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+}
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await t.adminToken();
+  const staff = await t.api('POST', '/api/groups', { token: admin, body: { name: 'staff', permissions: [] } });
+  staffGroupId = staff.body.data._id;
+  const created = await createUserWith(t, []);
+  await t.api('PUT', `/api/users/${created.userId}`, { token: admin, body: { groupIds: [staffGroupId] } });
+  member = { token: (await t.login(created.login, created.password)).accessToken, userId: created.userId };
+  outsider = await createUserWith(t, []);
+  const key = await t.api('POST', '/api/api-keys', { token: admin, body: { name: 'mcp-agent', permissions: [] } });
+  apiKey = key.body.data.key;
+
+  await define({ method: 'GET', path: '/api/shop/products', description: 'The product catalogue', schema: { title: { type: 'string', required: true }, price: { type: 'number' } } });
+  await define({ method: 'POST', path: '/api/shop/products', schema: { title: { type: 'string', required: true }, price: { type: 'number', minimum: 0 } } });
+  await define({ method: 'GET', path: '/api/shops/:shopId/items', accessType: 'authenticated', schema: { label: { type: 'string' } } });
+  await define({ method: 'GET', path: '/api/staff/notes', accessType: 'group', allowedGroupIds: [staffGroupId], schema: { text: { type: 'string' } } });
+  await define({ method: 'GET', path: '/api/off/things', enabled: false, schema: {} });
+  await define({ method: 'GET', path: '/api/walled/things', networkAccess: { enabled: true, allowedIpRanges: ['10.0.0.0/8'] }, schema: {} });
+});
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await t.close();
+});
+
+describe('with the SDK client', () => {
+  it('initializes and lists one tool per endpoint the caller may call, by group membership', async () => {
+    const asMember = await connect({ authorization: `Bearer ${member.token}` });
+    expect(asMember.getServerVersion()?.name).toBe('dyn');
+    const memberTools = (await asMember.listTools()).tools.map((tool) => tool.name).sort();
+    expect(memberTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'get_api_staff_notes', 'get_api_walled_things', 'post_api_shop_products']);
+
+    const asOutsider = await connect({ authorization: `Bearer ${outsider.token}` });
+    const outsiderTools = (await asOutsider.listTools()).tools.map((tool) => tool.name).sort();
+    expect(outsiderTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'get_api_walled_things', 'post_api_shop_products']);
+  });
+
+  it('describes each tool from its definition, with an input schema for params, id, query and body', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const tools = (await client.listTools()).tools;
+    const list = tools.find((tool) => tool.name === 'get_api_shop_products');
+    expect(list?.description).toContain('The product catalogue');
+    expect(list?.description).toContain('GET /api/shop/products');
+    expect(Object.keys(list?.inputSchema.properties ?? {})).toEqual(['id', 'query']);
+    const create = tools.find((tool) => tool.name === 'post_api_shop_products');
+    expect(create?.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['body'],
+      properties: { body: { type: 'object', required: ['title'], properties: { price: { type: 'number', minimum: 0 } } } },
+    });
+    const items = tools.find((tool) => tool.name === 'get_api_shops_shopId_items');
+    expect(items?.inputSchema).toMatchObject({ required: ['params'], properties: { params: { required: ['shopId'] } } });
+    expect(tools.map((tool) => tool.name)).not.toContain('get_api_staff_notes'); // an API key is in no group
+  });
+
+  it('calls a tool through the engine as the caller and returns the response as content', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const created = await client.callTool({ name: 'post_api_shop_products', arguments: { body: { title: 'Lamp', price: 30 } } });
+    expect(created.isError).toBe(false);
+    const result = created.structuredContent as { status: number; response: any };
+    expect(result.status).toBe(201);
+    expect(result.response.data).toMatchObject({ title: 'Lamp', price: 30 });
+    expect(JSON.parse((created.content as any)[0].text)).toEqual(result);
+
+    const listed = await client.callTool({ name: 'get_api_shop_products', arguments: { query: { title: 'Lamp', limit: 5 } } });
+    expect((listed.structuredContent as any).response).toMatchObject({ success: true, meta: { page: 1, limit: 5, total: 1 } });
+    const one = await client.callTool({ name: 'get_api_shop_products', arguments: { id: result.response.data._id } });
+    expect((one.structuredContent as any).response.data.title).toBe('Lamp');
+
+    // The record is there for a direct call too.
+    const direct = await t.api('GET', `/api/shop/products/${result.response.data._id}`);
+    expect(direct.body.data.title).toBe('Lamp');
+  });
+
+  it('fills path parameters from params, and refuses a call without them', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const listed = await client.callTool({ name: 'get_api_shops_shopId_items', arguments: { params: { shopId: 'north' } } });
+    expect(listed.structuredContent).toEqual({ status: 200, response: { success: true, data: [], meta: { page: 1, limit: 20, total: 0 } } });
+    await expect(client.callTool({ name: 'get_api_shops_shopId_items', arguments: {} })).rejects.toThrow(/-32602.*params is required/);
+  });
+
+  it('reports a 4xx of the endpoint as a tool error, and changes nothing', async () => {
+    const client = await connect({ authorization: `Bearer ${member.token}` });
+    const bad = await client.callTool({ name: 'post_api_shop_products', arguments: { body: { price: -1 } } });
+    expect(bad.isError).toBe(true);
+    expect((bad.structuredContent as any).status).toBe(400);
+    expect((bad.structuredContent as any).response.details.length).toBeGreaterThan(0);
+    const missing = await client.callTool({ name: 'get_api_shop_products', arguments: { id: '000000000000000000000000' } });
+    expect(missing.isError).toBe(true);
+    expect((missing.structuredContent as any).status).toBe(404);
+  });
+
+  it('applies network rules to the MCP caller\'s address', async () => {
+    const client = await connect({ authorization: `Bearer ${member.token}` });
+    const walled = await client.callTool({ name: 'get_api_walled_things', arguments: {} });
+    expect(walled.isError).toBe(true);
+    expect((walled.structuredContent as any)).toEqual({ status: 403, response: { success: false, error: 'Forbidden: network access denied' } });
+  });
+
+  it('refuses an unknown tool, or one the caller may not call, as invalid params', async () => {
+    const client = await connect({ authorization: `Bearer ${outsider.token}` });
+    await expect(client.callTool({ name: 'get_api_staff_notes', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool/);
+    await expect(client.callTool({ name: 'get_api_shop_products', arguments: { colour: 'red' } })).rejects.toThrow(/-32602.*unknown argument "colour"/);
+  });
+
+  it('lists and reads the OpenAPI document as a resource; any other URI is an error', async () => {
+    const client = await connect({ authorization: `Bearer ${outsider.token}` });
+    expect((await client.listResources()).resources).toEqual([expect.objectContaining({ uri: 'openapi://dyn/openapi.json', mimeType: 'application/json' })]);
+    const read = await client.readResource({ uri: 'openapi://dyn/openapi.json' });
+    const doc = JSON.parse((read.contents[0] as { text: string }).text);
+    expect(doc.openapi).toBe('3.0.3');
+    expect(Object.keys(doc.paths)).toContain('/api/shops/{shopId}/items');
+    expect(Object.keys(doc.paths)).not.toContain('/api/staff/notes');
+    await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/Resource not found/);
+    await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/Resource not found/);
+  });
+
+  it('writes an mcp_call audit entry per call', async () => {
+    const client = await connect({ authorization: `Bearer ${member.token}` });
+    await client.callTool({ name: 'get_api_staff_notes', arguments: {} });
+    await t.server.services.audit.flush();
+    const logs = await t.api('GET', '/api/dashboard/logs?action=mcp_call&search=get_api_staff_notes', { token: admin });
+    expect(logs.status, logs.text).toBe(200);
+    expect(logs.body.data[0]).toMatchObject({ action: 'mcp_call', source: 'mcp', userId: member.userId });
+    expect(logs.body.data[0].message).toContain('tools/call get_api_staff_notes');
+  });
+});
+
+describe('over raw HTTP', () => {
+  it('needs a JWT or an API key', async () => {
+    const anonymous = await fetch(`${t.url}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ success: false });
+    expect((await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: 'Bearer not-a-token' })).status).toBe(401);
+  });
+
+  it('answers a plain JSON-RPC request without the MCP Accept header, in JSON', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBe(7);
+    expect(res.body.result.tools.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['malformed JSON', '{"jsonrpc": "2.0", "id": 1,', -32700, null],
+    ['a message without jsonrpc', { id: 2, method: 'tools/list' }, -32600, 2],
+    ['a method that is not a string', { jsonrpc: '2.0', id: 3, method: 42 }, -32600, 3],
+    ['an empty batch', [], -32600, null],
+    ['a batch over the bound', Array.from({ length: 21 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })), -32600, null],
+    ['a JSON scalar', '"hello"', -32600, null],
+  ])('answers %s with the standard error code', async (_label, body, code, id) => {
+    const res = await rpc(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id, error: { code } });
+  });
+
+  it('answers an unknown method with -32601 and invalid params with -32602', async () => {
+    const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/destroy' });
+    expect(unknown.body).toMatchObject({ id: 4, error: { code: -32601 } });
+    const noName = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: {} });
+    expect(noName.body).toMatchObject({ id: 5, error: { code: -32602 } });
+    const noUri = await rpc({ jsonrpc: '2.0', id: 6, method: 'resources/read', params: {} });
+    expect(noUri.body).toMatchObject({ id: 6, error: { code: -32602 } });
+  });
+
+  it('gives notifications no response and answers each request of a batch', async () => {
+    const note = await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(note.status).toBe(202);
+    expect(note.text).toBe('');
+    const batch = await rpc([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 'b', method: 'resources/list' }]);
+    expect(batch.status).toBe(200);
+    expect(batch.body.map((m: any) => m.id).sort()).toEqual(['a', 'b']);
+  });
+
+  it('GET and DELETE are 405 (no streams, no sessions)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${t.url}/api/mcp`, { method, headers: { authorization: `Bearer ${admin}` } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toContain('POST');
+    }
+  });
+});
+
+describe('path variants', () => {
+  it('/api/mcp/ with a trailing slash is the same endpoint', async () => {
+    const res = await fetch(`${t.url}/api/mcp/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} });
+  });
+});
+
+describe('bounded input', () => {
+  it('refuses a body over BODY_LIMIT with 413 before parsing it', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'post_api_shop_products', arguments: { body: { title: 'x'.repeat(2_000_000) } } } });
+    expect(res.status).toBe(413);
+    expect(res.body.success).toBe(false);
+  });
+
+  it('refuses prototype keys with -32600', async () => {
+    const res = await rpc('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_api_shop_products","arguments":{"body":{"constructor":{"prototype":{}}}}}}');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32600);
+  });
+});
