@@ -3,10 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { applyBundle } from './apply.ts';
-import type { Bundle, EndpointSpec, GroupSpec } from './bundle.ts';
-import { compactEndpoint, compactGroup } from './compact.ts';
+import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
-import { KINDS, specsOf } from './kinds.ts';
+import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
 import { exportBundle } from './export.ts';
 import { formatProblem, isDefinitionFileName, loadProject, type ProjectFile } from './files.ts';
 import type { ProjectServices } from './services.ts';
@@ -74,12 +73,12 @@ export class ProjectSync {
     if (this.isEmpty()) {
       const revision = await this.options.storeRevision();
       const bundle = await exportBundle(services);
-      const compact = { groups: bundle.groups.map(compactGroup), endpoints: bundle.endpoints.map(compactEndpoint) };
+      const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
       this.remember(() => writeProject(this.dir, compact, { handlers: 'file' }));
       this.files = loadProject(this.dir).files;
       this.synced = bundle;
       this.syncedRevision = revision;
-      services.logger.info(`project: ${this.dir} was empty; wrote ${bundle.endpoints.length} endpoints and ${bundle.groups.length} groups from the store`);
+      services.logger.info(`project: ${this.dir} was empty; wrote ${kindList((kind) => `${specsOf(bundle, kind).length} ${kind.bundleKey}`)} from the store`);
     } else {
       await this.reconcile();
     }
@@ -145,8 +144,8 @@ export class ProjectSync {
 
   private isEmpty(): boolean {
     if (!existsSync(this.dir)) return true;
-    return !['endpoints', 'groups'].some((sub) => {
-      const path = join(this.dir, sub);
+    return !KINDS.some((kind) => {
+      const path = join(this.dir, kind.dir);
       return existsSync(path) && readdirSync(path).some(isDefinitionFileName);
     });
   }
@@ -195,16 +194,14 @@ export class ProjectSync {
     const current = await exportBundle(services);
     const changes = diffBundles(this.synced, current, { prune: true });
     for (const change of changes) {
-      const kind = KINDS.find((k) => k.kind === change.kind);
-      if (!kind) continue;
+      const kind = kindOf(change.kind);
       if (change.action === 'delete') {
         this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: this.files }));
         continue;
       }
       const spec = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
       if (!spec) continue;
-      const compact = change.kind === 'endpoint' ? compactEndpoint(spec as EndpointSpec) : compactGroup(spec as GroupSpec);
-      this.remember(() => writeSpec(this.dir, change.kind, compact, { files: this.files, handlers: 'file' }));
+      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file' }));
     }
     this.synced = current;
     this.syncedRevision = revision;
@@ -239,8 +236,8 @@ function hash(content: Buffer | string): string {
 /** Content hashes of the definition and handler files (small directories: read fully). */
 function snapshot(dir: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const sub of ['endpoints', 'groups']) {
-    const path = join(dir, sub);
+  for (const kind of KINDS) {
+    const path = join(dir, kind.dir);
     if (!existsSync(path)) continue;
     for (const name of readdirSync(path)) {
       if (TEMP_FILE.test(name)) continue;
