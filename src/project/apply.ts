@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
+import type { Actor } from '../model/actor.ts';
 import { DEFAULT_SETTINGS } from '../services/settings.ts';
 import type { Bundle } from './bundle.ts';
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
@@ -44,12 +45,13 @@ export interface Plan {
  * and kept current as definitions are created and deleted: a kind's writes find the ids of the
  * kinds before it, including ones this apply created.
  */
-async function applyContext(services: ProjectServices): Promise<ApplyContext & { ids: Map<string, Map<string, string>> }> {
+async function applyContext(services: ProjectServices, actor: Actor): Promise<ApplyContext & { ids: Map<string, Map<string, string>> }> {
   const ids = new Map<string, Map<string, string>>();
   for (const kind of KINDS) ids.set(kind.kind, await kind.ids(services));
   const userGroups = new Map((await allUserGroups(services.groups)).map((g) => [g.name.toLowerCase(), g._id]));
   return {
     services,
+    actor,
     ids,
     idOf: (kind, key) => ids.get(kind)?.get(key),
     userGroupId: (name) => userGroups.get(name.toLowerCase()),
@@ -57,9 +59,9 @@ async function applyContext(services: ProjectServices): Promise<ApplyContext & {
 }
 
 /** Applies changes in the order given (diffBundles' order). With dryRun, writes nothing. */
-export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean }): Promise<ChangeResult[]> {
+export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean; actor: Actor }): Promise<ChangeResult[]> {
   if (options.dryRun) return changes.map((change) => ({ ...change, status: 'planned' }));
-  const context = await applyContext(services);
+  const context = await applyContext(services, options.actor);
   const items = new Map(KINDS.map((kind) => [kind.kind, itemsOf(desired, kind)]));
   const results: ChangeResult[] = [];
   for (const change of changes) {
@@ -123,16 +125,26 @@ export interface ApplyResult {
   applied: boolean;
 }
 
-/** POST /api/project/apply: definitions only (every kind's lists); dryRun is the plan. */
-export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean }): Promise<ApplyResult> {
+/**
+ * POST /api/project/apply and the file sync: definitions only (every kind's lists); dryRun is
+ * the plan. Each change is audited by its service for `actor`, and the apply as a whole too
+ * (`project_applied`; for the file sync only when something changed).
+ */
+export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean; actor: Actor }): Promise<ApplyResult> {
   if (options.prune) refuseEmpty(bundle, 'apply with prune');
   return exclusive(services, async () => {
     const plan = await planBundle(services, bundle, options);
     const changes = options.dryRun
-      ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true })
-      : await withRestore(services, {}, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false }));
-    if (!options.dryRun) await rememberPlaceholders(services.store, bundle, plan.desired);
-    return { changes, summary: summarize(changes), applied: !options.dryRun };
+      ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true, actor: options.actor })
+      : await withRestore(services, {}, options.actor, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor }));
+    const summary = summarize(changes);
+    if (!options.dryRun) {
+      await rememberPlaceholders(services.store, bundle, plan.desired);
+      if (options.actor.request || changes.length > 0) {
+        await services.audit.change(options.actor, { action: 'project_applied', message: `Project applied${options.prune ? ' with prune' : ''}: ${counts(summary)}`, source: 'project' });
+      }
+    }
+    return { changes, summary, applied: !options.dryRun };
   });
 }
 
@@ -149,7 +161,7 @@ export interface ImportResult extends ApplyResult {
  * applied first (merge: the given ones; replace: the given ones over the defaults). Records,
  * when present, are written last (see data.ts; replace makes them the only records).
  */
-export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace' }, services: ProjectServices): Promise<ImportResult> {
+export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace'; actor: Actor }, services: ProjectServices): Promise<ImportResult> {
   const prune = options.mode === 'replace';
   if (prune) refuseEmpty(bundle, 'replace');
   return exclusive(services, async () => {
@@ -162,12 +174,15 @@ export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'r
       rows = checked.rows;
     }
     const scope: ExportOptions = { data: rows !== null, settings: bundle.settings !== undefined };
-    return withRestore(services, scope, async () => {
-      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings);
-      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false });
+    return withRestore(services, scope, options.actor, async () => {
+      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings, options.actor);
+      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor });
       const records = rows ? await writeData(services, rows, options.mode) : null;
       await rememberPlaceholders(services.store, bundle, plan.desired);
-      return { mode: options.mode, changes, summary: summarize(changes), applied: true, records, settings: scope.settings === true };
+      const summary = summarize(changes);
+      const extra = [records !== null ? `${records} records` : '', scope.settings ? 'settings' : ''].filter(Boolean);
+      await services.audit.change(options.actor, { action: 'project_imported', message: `Project imported (${options.mode}): ${counts(summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`, source: 'project' });
+      return { mode: options.mode, changes, summary, applied: true, records, settings: scope.settings === true };
     });
   });
 }
@@ -190,13 +205,13 @@ async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): 
  * Runs a write; on failure puts back what it may have changed (see the top of this file) and
  * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
  */
-async function withRestore<T>(services: ProjectServices, scope: ExportOptions, work: () => Promise<T>): Promise<T> {
+async function withRestore<T>(services: ProjectServices, scope: ExportOptions, actor: Actor, work: () => Promise<T>): Promise<T> {
   const snapshot = await exportBundle(services, { ...scope, storedValues: true });
   try {
     return await work();
   } catch (error) {
     try {
-      await restore(services, snapshot, scope);
+      await restore(services, snapshot, scope, actor);
     } catch (restoreError) {
       services.logger.error('project: restoring the state before a failed apply failed', { error: restoreError, cause: error });
       throw new AppError(500, 'Applying the bundle failed and the previous state could not be fully restored');
@@ -205,15 +220,20 @@ async function withRestore<T>(services: ProjectServices, scope: ExportOptions, w
   }
 }
 
-async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions): Promise<void> {
-  if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings);
+/** The restore's writes are audited too (for the same actor): they are changes like any other. */
+async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions, actor: Actor): Promise<void> {
+  if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings, actor);
   const changes = diffBundles(await exportBundle(services, { storedValues: true }), snapshot, { prune: true });
-  await applyChanges(changes, snapshot, services, { dryRun: false });
+  await applyChanges(changes, snapshot, services, { dryRun: false, actor });
   if (scope.data && snapshot.data) {
     const { rows, problems } = checkData(snapshot.data, [], { orphans: 'keep' });
     if (problems.length > 0) throw new Error(`the snapshot's records cannot be written back: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
     await writeData(services, rows, 'replace');
   }
+}
+
+function counts(summary: Record<ChangeAction, number>): string {
+  return `${summary.create} created, ${summary.update} updated, ${summary.delete} deleted`;
 }
 
 function refuseEmpty(bundle: Bundle, what: string): void {

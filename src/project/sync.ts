@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
+import { PROJECT_SYNC_ACTOR } from '../model/actor.ts';
 import { applyBundle } from './apply.ts';
 import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
@@ -28,7 +29,8 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * and the store. A directory with problems changes nothing: the last good state keeps serving, the
  * problems (file, line, message) are in the status, and write-backs wait until it is fixed (so an
  * edit in progress is never overwritten). Writes made by this process are remembered by content
- * hash, so the watcher events they cause do not trigger a reconcile (no reload loop).
+ * hash, so the watcher events they cause do not trigger a reconcile (no reload loop). Changes
+ * applied from the files are audited as made by `project-sync` (PROJECT_SYNC_ACTOR).
  */
 export interface ProjectSyncOptions {
   dir: string;
@@ -122,7 +124,7 @@ export class ProjectSync {
       }
       this.files = loaded.files;
       try {
-        const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false });
+        const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false, actor: PROJECT_SYNC_ACTOR });
         // The files are what is in step now; the next poll writes back anything the store has
         // beyond them (an API change that raced this reconcile).
         this.synced = loaded.bundle;

@@ -1,4 +1,6 @@
 import type { Logger } from '../lib/logger.ts';
+import type { Actor } from '../model/actor.ts';
+import { principalUserId } from '../model/principal.ts';
 import type { LogDoc } from '../model/records.ts';
 import type { Filter, Page, Store } from '../store/types.ts';
 
@@ -57,6 +59,21 @@ export class AuditLog {
 
   async record(entry: AuditEntry): Promise<void> {
     await this.store.collection<LogDoc>('logs').insertOne(this.toDoc(entry));
+  }
+
+  /**
+   * A change made by a service, for `actor`: an API caller's entry carries its user and request
+   * (and `statusCode`, what the API answers for such a change); a change the platform makes for
+   * nobody on the line (the project file sync) is named by the actor's `source` instead of `source`.
+   */
+  change(actor: Actor, entry: { action: string; message: string; source: string; statusCode?: number }): Promise<void> {
+    return this.record({
+      action: entry.action,
+      message: entry.message,
+      source: actor.request ? entry.source : (actor.source ?? entry.source),
+      userId: principalUserId(actor.principal ?? undefined),
+      ...(actor.request ? { ...actor.request, statusCode: entry.statusCode ?? 200 } : {}),
+    });
   }
 
   enqueue(entry: AuditEntry): void {

@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { InvalidPathError, normalizePath, parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { Actor } from '../model/actor.ts';
 import {
   ACCESS_TYPES,
   DEFAULT_NETWORK_ACCESS,
@@ -19,6 +20,7 @@ import { shadowedRoute } from '../model/reserved-paths.ts';
 import { compileValidator } from '../model/validation.ts';
 import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
+import type { AuditLog } from './audit-log.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import type { RecordsService } from './records.ts';
 import type { Revisions } from './revisions.ts';
@@ -27,7 +29,8 @@ import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
 /**
  * Endpoint definitions: validation at save time (path, schema, network rules, handler code),
  * the system endpoints' protections, moving an endpoint's records when its path changes, and
- * the `endpoints` revision that tells every instance to rebuild its route table.
+ * the `endpoints` revision that tells every instance to rebuild its route table. Every change
+ * is audited here, for the actor given (the API caller, or the project file sync).
  */
 export interface EndpointInput {
   name: string;
@@ -107,12 +110,14 @@ export class EndpointsService {
   private readonly revisions: Revisions;
   private readonly events: EventBus;
   private readonly records: RecordsService;
+  private readonly audit: AuditLog;
 
-  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService }) {
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog }) {
     this.store = deps.store;
     this.revisions = deps.revisions;
     this.events = deps.events;
     this.records = deps.records;
+    this.audit = deps.audit;
   }
 
   private get endpoints() {
@@ -138,20 +143,21 @@ export class EndpointsService {
     return endpoint;
   }
 
-  async create(input: unknown): Promise<EndpointDoc> {
+  async create(input: unknown, actor: Actor): Promise<EndpointDoc> {
     const valid = validateCreate(input);
     const doc = await this.prepare(valid, null);
     try {
       const created = await this.endpoints.insertOne(doc);
       await this.revisions.bump('endpoints');
       this.events.emit('endpoint.created', { id: created._id, path: created.path, method: created.method });
+      await this.audit.change(actor, { action: 'endpoint_created', message: `Endpoint ${created.method} ${created.path} created`, source: 'endpoints', statusCode: 201 });
       return created;
     } catch (error) {
       throw duplicate(error, doc.path, doc.method);
     }
   }
 
-  async update(id: string, input: unknown): Promise<EndpointDoc> {
+  async update(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
     const valid = validateUpdate(input);
     const current = await this.get(id);
     if (current.isSystem) {
@@ -185,15 +191,17 @@ export class EndpointsService {
     if (updated.path !== current.path) await this.moveRecords(current, updated);
     await this.revisions.bump('endpoints');
     this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method });
+    await this.audit.change(actor, { action: 'endpoint_updated', message: `Endpoint ${updated.method} ${updated.path} updated`, source: 'endpoints' });
     return updated;
   }
 
-  async delete(id: string): Promise<EndpointDoc> {
+  async delete(id: string, actor: Actor): Promise<EndpointDoc> {
     const current = await this.get(id);
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
     await this.endpoints.deleteOne({ _id: current._id });
     await this.revisions.bump('endpoints');
     this.events.emit('endpoint.deleted', { id: current._id, path: current.path, method: current.method });
+    await this.audit.change(actor, { action: 'endpoint_deleted', message: `Endpoint ${current.method} ${current.path} deleted`, source: 'endpoints' });
     return current;
   }
 

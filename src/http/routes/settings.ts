@@ -1,7 +1,7 @@
 import { principalUserId } from '../../model/principal.ts';
 import type { Services } from '../container.ts';
 import { toPlain } from '../../services/settings.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { readQuery } from '../query.ts';
 import { ok } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
@@ -18,10 +18,7 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.put('/settings', manage, async (ctx) => {
-    const body = ctx.request.body;
-    const settings = await services.settings.update(body);
-    const fields = body && typeof body === 'object' ? Object.keys(body).join(', ') : '';
-    await audit(ctx, 'settings_updated', `Settings updated: ${fields || 'no fields'}`);
+    const settings = await services.settings.update(ctx.request.body, requireActor(ctx));
     ok(ctx, { ...settings, logsCount: await services.audit.count() });
   });
 

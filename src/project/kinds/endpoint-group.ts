@@ -32,9 +32,9 @@ export const groupKind: ProjectKind<GroupSpec, NormalGroup, 'group', 'groups'> =
     return groups.sort((a, b) => compareText(a.name.toLowerCase(), b.name.toLowerCase()) || compareText(a.name, b.name));
   },
   ids: async (services) => new Map((await services.endpointGroups.all()).map((g) => [groupKey(g), g._id])),
-  create: async ({ services }, spec) => (await services.endpointGroups.create(spec))._id,
-  update: async ({ services }, id, spec) => void (await services.endpointGroups.update(id, spec)),
-  delete: async ({ services }, id) => void (await services.endpointGroups.delete(id)),
+  create: async ({ services, actor }, spec) => (await services.endpointGroups.create(spec, actor))._id,
+  update: async ({ services, actor }, id, spec) => void (await services.endpointGroups.update(id, spec, actor)),
+  delete: async ({ services, actor }, id) => void (await services.endpointGroups.delete(id, actor)),
 };
 
 function groupSpec(doc: EndpointGroupDoc): NormalGroup {

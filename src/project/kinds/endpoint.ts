@@ -85,9 +85,9 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
       return problems;
     };
   },
-  create: async (context, spec) => (await context.services.endpoints.create(endpointInput(context, spec)))._id,
-  update: async (context, id, spec) => void (await context.services.endpoints.update(id, endpointInput(context, spec))),
-  delete: async ({ services }, id) => void (await services.endpoints.delete(id)),
+  create: async (context, spec) => (await context.services.endpoints.create(endpointInput(context, spec), context.actor))._id,
+  update: async (context, id, spec) => void (await context.services.endpoints.update(id, endpointInput(context, spec), context.actor)),
+  delete: async ({ services, actor }, id) => void (await services.endpoints.delete(id, actor)),
 };
 
 /** Names → store ids, for the service. */

@@ -1,6 +1,7 @@
 // The interface every project kind implements (one descriptor per kind, see index.ts) and the
 // small types its methods share. Generic code (load, check, normalize, diff, write-back, export,
 // apply, sync) only ever talks to a kind through this interface.
+import type { Actor } from '../../model/actor.ts';
 import type { Problem } from '../problem.ts';
 import type { ProjectServices } from '../services.ts';
 
@@ -33,6 +34,8 @@ export interface ComparedField<N> {
  */
 export interface ApplyContext {
   services: ProjectServices;
+  /** Who applies: the API caller, or the file sync. Every write is audited for it by the service. */
+  actor: Actor;
   /** The store id of a project definition, by kind and natural key. */
   idOf(kind: string, key: string): string | undefined;
   /** The store id of a user group, by name (case-insensitive); user groups are not a project kind. */
