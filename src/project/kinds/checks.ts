@@ -1,47 +1,28 @@
-// Checks shared by kinds: rules beyond JSON Schema that need no database. Definitions are of
+// Checks shared by kinds: rules beyond JSON Schema that need no database. The endpoint rules are
+// the endpoints service's own (services/endpoint-rules.ts), so a file is refused for exactly
+// what the API would refuse, in the same words. Definitions are of
 // unknown shape here (a file may hold anything), so each check tests the types of what it
 // reads; JSON Schema has already reported wrong types by then.
 import { compileDomainRules, InvalidDomainRuleError } from '../../lib/domain-rules.ts';
-import { AppError } from '../../lib/errors.ts';
 import { compileIpRules, InvalidIpRuleError } from '../../lib/ip-rules.ts';
-import { InvalidPathError, normalizePath, parsePathPattern } from '../../lib/paths.ts';
-import { compileRecordSchema, validateEndpointSchema } from '../../model/record-schema.ts';
-import { shadowedRoute } from '../../model/reserved-paths.ts';
-import { compileHandler, HandlerCompileError } from '../../sandbox/handler-runner.ts';
+import { checkEndpointPath, checkEndpointSchema, checkGroupAccess as checkEndpointGroupAccess, checkHandlerCode } from '../../services/endpoint-rules.ts';
 import { hasPlaceholder } from '../placeholders.ts';
-import { isPlainObject, type Report } from './types.ts';
+import { isPlainObject, type RawSpec, type Report } from './types.ts';
 
 /** A string that is really there: not a placeholder, whose value is only known at apply time. */
 export const isWritten = (value: unknown): value is string => typeof value === 'string' && !hasPlaceholder(value);
 
+/** Endpoint rules shared with the endpoints service (services/endpoint-rules.ts), in the same words. */
 export function checkPath(path: string, report: Report): void {
-  try {
-    const pattern = parsePathPattern(path);
-    const clash = shadowedRoute(pattern);
-    if (clash) report('path', `would shadow ${clash}, which the service serves itself`);
-  } catch (error) {
-    if (error instanceof InvalidPathError) report('path', `is not a valid path: ${error.message}`);
-    else throw error;
-  }
+  for (const problem of checkEndpointPath(path).problems) report(problem.field, problem.message);
 }
 
-/** The field rules of the API (validateEndpointSchema), then references: a collection path each. */
 export function checkSchema(schema: unknown, report: Report): void {
-  let valid;
-  try {
-    valid = validateEndpointSchema(schema);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    for (const detail of error.details ?? [{ field: 'schema', message: error.message }]) report(detail.field, detail.message);
-    return;
-  }
-  for (const reference of compileRecordSchema(valid).referenceFields) {
-    if (hasPlaceholder(reference.ref)) continue;
-    if (reference.ref !== normalizePath(reference.ref) || reference.ref.includes(':')) {
-      const at = reference.many ? `schema.${reference.field}.items.ref` : `schema.${reference.field}.ref`;
-      report(at, 'must be a normalized collection path without :parameters, such as /api/shop/categories');
-    }
-  }
+  for (const problem of checkEndpointSchema(schema, { skip: hasPlaceholder }).problems) report(problem.field, problem.message);
+}
+
+export function checkGroupAccess(spec: RawSpec, report: Report): void {
+  for (const problem of checkEndpointGroupAccess(spec.accessType, spec.allowedGroups, 'allowedGroups', 'name')) report(problem.field, problem.message);
 }
 
 export function checkNetworkAccess(value: unknown, report: Report): void {
@@ -65,15 +46,7 @@ export function checkNetworkAccess(value: unknown, report: Report): void {
   }
 }
 
-/** Syntax only: the code is compiled in a throw-away isolate, never run. */
+/** Syntax only (see checkHandlerCode); a syntax error points at its line inside the code. */
 export function checkHandler(handler: Record<string, unknown>, report: Report): void {
-  const code = handler.code;
-  if (typeof code !== 'string' || hasPlaceholder(code)) return;
-  if (handler.enabled !== true && code.trim() === '') return;
-  try {
-    compileHandler(code, { memoryMb: 16, timeoutMs: 1000 }).dispose();
-  } catch (error) {
-    if (error instanceof HandlerCompileError) report('handler.code', `does not compile: ${error.message}`, error.line === undefined ? {} : { codeLine: error.line });
-    else throw error;
-  }
+  for (const problem of checkHandlerCode(handler, { skip: hasPlaceholder })) report(problem.field, problem.message, problem.codeLine === undefined ? {} : { codeLine: problem.codeLine });
 }

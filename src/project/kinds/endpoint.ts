@@ -9,7 +9,7 @@ import { compactEndpoint } from '../compact.ts';
 import { compareText, normalizeEndpoint, type NormalEndpoint } from '../normalize.ts';
 import type { Problem } from '../problem.ts';
 import { allUserGroups } from '../services.ts';
-import { checkHandler, checkNetworkAccess, checkPath, checkSchema, isWritten } from './checks.ts';
+import { checkGroupAccess, checkHandler, checkNetworkAccess, checkPath, checkSchema, isWritten } from './checks.ts';
 import { groupKey } from './endpoint-group.ts';
 import { isPlainObject, slugOf, type ApplyContext, type ProjectKind } from './types.ts';
 
@@ -35,10 +35,7 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   check(spec, report) {
     if (isWritten(spec.path)) checkPath(spec.path, report);
     if (spec.schema !== undefined) checkSchema(spec.schema, report);
-    if (spec.accessType === 'group' && (!Array.isArray(spec.allowedGroups) || spec.allowedGroups.length === 0)) {
-      if (spec.allowedGroups === undefined) report('accessType', 'is group, so allowedGroups must name at least one user group');
-      else report('allowedGroups', 'must name at least one user group when accessType is group');
-    }
+    checkGroupAccess(spec, report);
     checkNetworkAccess(spec.networkAccess, report);
     if (isPlainObject(spec.handler)) checkHandler(spec.handler, report);
   },
