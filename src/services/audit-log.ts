@@ -112,13 +112,19 @@ export class AuditLog {
     return this.store.collection<LogDoc>('logs').count({});
   }
 
-  async clear(): Promise<number> {
+  /** Empties the log; the first entry after is who did it. */
+  async clear(actor: Actor): Promise<number> {
     await this.flush();
-    return this.store.collection<LogDoc>('logs').deleteMany({});
+    const deleted = await this.store.collection<LogDoc>('logs').deleteMany({});
+    await this.change(actor, { action: 'logs_cleared', message: `Audit log cleared (${deleted} entries)`, source: 'settings' });
+    return deleted;
   }
 
-  async purgeOlderThan(days: number): Promise<number> {
+  /** Removes entries older than `days`; audited when an actor asks (the hourly sweep is not). */
+  async purgeOlderThan(days: number, actor?: Actor): Promise<number> {
     const cutoff = new Date(Date.now() - days * 86_400_000);
-    return this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });
+    const deleted = await this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });
+    if (actor) await this.change(actor, { action: 'logs_purged', message: `Audit log entries older than ${days} days removed (${deleted})`, source: 'settings' });
+    return deleted;
   }
 }
