@@ -61,6 +61,7 @@ async function applyContext(services: ProjectServices, actor: Actor): Promise<Ap
 /** Applies changes in the order given (diffBundles' order). With dryRun, writes nothing. */
 export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean; actor: Actor }): Promise<ChangeResult[]> {
   if (options.dryRun) return changes.map((change) => ({ ...change, status: 'planned' }));
+  if (changes.length === 0) return [];
   const context = await applyContext(services, options.actor);
   const items = new Map(KINDS.map((kind) => [kind.kind, itemsOf(desired, kind)]));
   const results: ChangeResult[] = [];

@@ -81,7 +81,12 @@ describe('audit entries of project changes', () => {
     writeFileSync(join(dir, 'endpoints', 'start.yaml'), endpointYaml('/api/at-start'));
     const t = await start({ PROJECT_WATCH: 'on', PROJECT_DIR: dir });
 
-    const atStart = (await entries(t, 'endpoint_created')).find((e) => e.message === 'Endpoint GET /api/at-start created');
+    // Entries of the file sync are buffered (no response waits for them): written within a second.
+    let atStart: Entry | undefined;
+    await waitFor('the entry of the start-up apply', async () => {
+      atStart = (await entries(t, 'endpoint_created')).find((e) => e.message === 'Endpoint GET /api/at-start created');
+      return atStart !== undefined;
+    }, 5000);
     expect(atStart).toMatchObject({ source: 'project-sync', userId: null, method: null, path: null, statusCode: null });
 
     writeFileSync(join(dir, 'endpoints', 'later.yaml'), endpointYaml('/api/later'));
