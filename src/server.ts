@@ -71,22 +71,22 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 async function startOnStore(config: Config, logger: Logger, store: Store, secrets: { access: string; refresh: string }, production: boolean): Promise<RunningServer> {
   const events = new EventBus();
   const revisions = new Revisions(store, config.revisionCheckMs ?? 0);
-  const settings = new SettingsService(store, revisions, events);
   const audit = new AuditLog(store, logger);
   const daily = new DailyStats(store, (error) => logger.warn('daily counters flush failed', { error }));
+  const settings = new SettingsService({ store, revisions, events, audit });
   const passwords = new Passwords(config.bcryptRounds);
   const tokens = new Tokens(secrets);
   const sessions = new Sessions(store);
-  const groups = new GroupsService(store, events);
-  const users = new UsersService({ store, groups, passwords, sessions, events });
+  const groups = new GroupsService({ store, events, audit });
+  const users = new UsersService({ store, groups, passwords, sessions, events, audit });
   const authenticator = new Authenticator({ store, tokens, sessions, events });
   const lockout = new LoginLockout(store);
   const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator, daily });
-  const apiKeys = new ApiKeysService(store, events, config.bcryptRounds);
+  const apiKeys = new ApiKeysService({ store, events, bcryptRounds: config.bcryptRounds, audit });
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });
   const records = new RecordsService(store, events);
-  const endpoints = new EndpointsService({ store, revisions, events, records });
-  const endpointGroups = new EndpointGroupsService(store, revisions, events);
+  const endpoints = new EndpointsService({ store, revisions, events, records, audit });
+  const endpointGroups = new EndpointGroupsService({ store, revisions, events, audit });
   const handlers = new HandlerCache();
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
   const routes = new RouteCache({ store, revisions, logger });

@@ -1,15 +1,15 @@
 import { realpathSync } from 'node:fs';
 import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
+import type { Actor } from '../model/actor.ts';
 import { DEFAULT_SETTINGS } from '../services/settings.ts';
-import { endpointKey, groupKey, type Bundle, type GroupSpec } from './bundle.ts';
+import type { Bundle } from './bundle.ts';
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
 import { checkData, writeData, type RecordRow } from './data.ts';
-import { diffBundles, itemsOf, summarize, type Change, type ChangeAction, type ChangeKind } from './diff.ts';
+import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from './diff.ts';
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
-import { kindOf, KINDS } from './kinds.ts';
-import { normalizeEndpoint, type NormalEndpoint, type NormalGroup } from './normalize.ts';
+import { kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
 import { resolvePlaceholders, type Placeholder } from './placeholders.ts';
 import { withStoredSchemas } from './schema-form.ts';
 import type { Problem } from './problem.ts';
@@ -20,7 +20,8 @@ import { allUserGroups, type ProjectServices } from './services.ts';
  * The only writer of desired state. Plan, dry-run and apply share one path: validate the bundle
  * → resolve placeholders → check names against the store → diff against an export of the store
  * → apply each change through the services (so every rule of the API applies) in the diff's
- * order. Only the last step differs between a plan and an apply.
+ * order. Every step is generic over the kinds of kinds/index.ts: each descriptor reads, writes
+ * and checks its own definitions. Only the last step differs between a plan and an apply.
  *
  * Atomicity: the store has no transaction across collections, so every write is wrapped in
  * `withRestore`: it exports what the write may change (definitions, plus records and settings
@@ -40,94 +41,58 @@ export interface Plan {
   desired: Bundle;
 }
 
-/** Store ids of names, filled as groups are created. Keys are lower-cased names. */
-interface Refs {
-  endpointGroups: Map<string, string>;
-  userGroups: Map<string, string>;
-}
-
-interface Writer<N> {
-  /** Ids of the items a bundle may manage, by natural key (system endpoints are not among them). */
-  ids(services: ProjectServices): Promise<Map<string, string>>;
-  create(services: ProjectServices, item: N, refs: Refs): Promise<string>;
-  update(services: ProjectServices, id: string, item: N, refs: Refs): Promise<void>;
-  delete(services: ProjectServices, id: string): Promise<void>;
-}
-
-const groupWriter: Writer<NormalGroup> = {
-  ids: async (services) => new Map((await services.endpointGroups.all()).map((g) => [groupKey(g), g._id])),
-  create: async (services, item, refs) => {
-    const created = await services.endpointGroups.create(item);
-    refs.endpointGroups.set(groupKey(created), created._id);
-    return created._id;
-  },
-  update: async (services, id, item) => void (await services.endpointGroups.update(id, item)),
-  delete: async (services, id) => void (await services.endpointGroups.delete(id)),
-};
-
-const endpointWriter: Writer<NormalEndpoint> = {
-  ids: async (services) => new Map((await services.endpoints.all()).filter((e) => !e.isSystem).map((e) => [endpointKey(e), e._id])),
-  create: async (services, item, refs) => (await services.endpoints.create(endpointInput(item, refs)))._id,
-  update: async (services, id, item, refs) => void (await services.endpoints.update(id, endpointInput(item, refs))),
-  delete: async (services, id) => void (await services.endpoints.delete(id)),
-};
-
-/** One writer per kind of the diff's table; the record type makes a missing one a type error. */
-const WRITERS: { [K in ChangeKind]: Writer<never> } = { group: groupWriter as Writer<never>, endpoint: endpointWriter as Writer<never> };
-
-function endpointInput(item: NormalEndpoint, refs: Refs): Record<string, unknown> {
-  const { allowedGroups, group, ...fields } = item;
-  const id = (map: Map<string, string>, name: string, what: string): string => {
-    const found = map.get(name.toLowerCase());
-    if (!found) throw badRequest(`Unknown ${what} "${name}"`);
-    return found;
-  };
+/**
+ * Store ids of every kind's definitions (and of user groups), loaded before the first change
+ * and kept current as definitions are created and deleted: a kind's writes find the ids of the
+ * kinds before it, including ones this apply created.
+ */
+async function applyContext(services: ProjectServices, actor: Actor): Promise<ApplyContext & { ids: Map<string, Map<string, string>> }> {
+  const ids = new Map<string, Map<string, string>>();
+  for (const kind of KINDS) ids.set(kind.kind, await kind.ids(services));
+  const userGroups = new Map((await allUserGroups(services.groups)).map((g) => [g.name.toLowerCase(), g._id]));
   return {
-    ...fields,
-    allowedGroupIds: allowedGroups.map((name) => id(refs.userGroups, name, 'user group')),
-    groupId: group === null ? null : id(refs.endpointGroups, group, 'endpoint group'),
-  };
-}
-
-async function loadRefs(services: ProjectServices): Promise<Refs> {
-  return {
-    endpointGroups: new Map((await services.endpointGroups.all()).map((g) => [groupKey(g), g._id])),
-    userGroups: new Map((await allUserGroups(services.groups)).map((g) => [g.name.toLowerCase(), g._id])),
+    services,
+    actor,
+    ids,
+    idOf: (kind, key) => ids.get(kind)?.get(key),
+    userGroupId: (name) => userGroups.get(name.toLowerCase()),
   };
 }
 
 /** Applies changes in the order given (diffBundles' order). With dryRun, writes nothing. */
-export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean }): Promise<ChangeResult[]> {
+export async function applyChanges(changes: readonly Change[], desired: Bundle, services: ProjectServices, options: { dryRun: boolean; actor: Actor }): Promise<ChangeResult[]> {
   if (options.dryRun) return changes.map((change) => ({ ...change, status: 'planned' }));
-  const refs = await loadRefs(services);
+  if (changes.length === 0) return [];
+  const context = await applyContext(services, options.actor);
   const items = new Map(KINDS.map((kind) => [kind.kind, itemsOf(desired, kind)]));
-  const ids = new Map<ChangeKind, Map<string, string>>();
   const results: ChangeResult[] = [];
   for (const change of changes) {
-    const writer = WRITERS[change.kind] as Writer<object>;
-    if (!ids.has(change.kind)) ids.set(change.kind, await writer.ids(services));
-    const id = ids.get(change.kind)?.get(change.key);
+    const kind = kindOf(change.kind);
+    const ids = context.ids.get(kind.kind) ?? new Map<string, string>();
     const item = items.get(change.kind)?.get(change.key);
     try {
-      results.push({ ...change, status: 'applied', id: await write(services, writer, change.action, id, item, refs) });
+      const id = await write(context, kind, change.action, ids.get(change.key), item);
+      if (change.action === 'delete') ids.delete(change.key);
+      else ids.set(change.key, id);
+      results.push({ ...change, status: 'applied', id });
     } catch (error) {
-      throw withContext(error, `${change.kind} ${change.key}`, `${kindOf(change.kind).bundleKey}[${change.key}]`);
+      throw withContext(error, `${change.kind} ${change.key}`, `${kind.bundleKey}[${change.key}]`);
     }
   }
   return results;
 }
 
-async function write(services: ProjectServices, writer: Writer<object>, action: ChangeAction, id: string | undefined, item: object | undefined, refs: Refs): Promise<string> {
+async function write(context: ApplyContext, kind: Kind, action: ChangeAction, id: string | undefined, item: object | undefined): Promise<string> {
   if (action === 'create') {
     if (!item) throw new Error('create without a desired item');
-    return writer.create(services, item, refs);
+    return kind.create(context, item);
   }
   if (!id) throw badRequest('it is not in the store (it changed since the plan was made)');
   if (action === 'update') {
     if (!item) throw new Error('update without a desired item');
-    await writer.update(services, id, item, refs);
+    await kind.update(context, id, item);
   } else {
-    await writer.delete(services, id);
+    await kind.delete(context, id);
   }
   return id;
 }
@@ -147,10 +112,10 @@ function withContext(error: unknown, context: string, at: string): unknown {
  */
 export async function planBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean }): Promise<Plan> {
   const current = await exportBundle(services, { storedValues: true });
-  // Without prune the store's groups stay, so an endpoint may name one the bundle leaves out.
-  const named = new Set(bundle.groups.map((g: Partial<GroupSpec> | null) => (typeof g?.name === 'string' ? groupKey({ name: g.name }) : '')));
-  const kept = options.prune ? [] : current.groups.filter((g) => !named.has(groupKey(g)));
-  throwProblems([...validateBundle({ ...bundle, groups: [...bundle.groups, ...kept] }), ...handlerFileProblems(bundle)]);
+  // Without prune the store's definitions stay, so a definition may name one the bundle leaves out.
+  const kept = new Set<string>();
+  if (!options.prune) for (const kind of KINDS) for (const spec of specsOf(current, kind)) kept.add(`${kind.kind}:${kind.key(spec)}`);
+  throwProblems([...validateBundle(bundle, kept), ...handlerFileProblems(bundle)]);
   const stored = await withStoredSchemas(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
   throwProblems(stored.problems);
   const desired = stored.bundle;
@@ -164,16 +129,26 @@ export interface ApplyResult {
   applied: boolean;
 }
 
-/** POST /api/project/apply: definitions only (groups and endpoints); dryRun is the plan. */
-export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean }): Promise<ApplyResult> {
+/**
+ * POST /api/project/apply and the file sync: definitions only (every kind's lists); dryRun is
+ * the plan. Each change is audited by its service for `actor`, and the apply as a whole too
+ * (`project_applied`; for the file sync only when something changed).
+ */
+export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean; actor: Actor }): Promise<ApplyResult> {
   if (options.prune) refuseEmpty(bundle, 'apply with prune');
   return exclusive(services, async () => {
     const plan = await planBundle(services, bundle, options);
     const changes = options.dryRun
-      ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true })
-      : await withRestore(services, {}, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false }));
-    if (!options.dryRun) await rememberPlaceholders(services.store, bundle, plan.desired);
-    return { changes, summary: summarize(changes), applied: !options.dryRun };
+      ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true, actor: options.actor })
+      : await withRestore(services, {}, options.actor, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor }));
+    const summary = summarize(changes);
+    if (!options.dryRun) {
+      await rememberPlaceholders(services.store, bundle, plan.desired);
+      if (options.actor.request || changes.length > 0) {
+        await services.audit.change(options.actor, { action: 'project_applied', message: `Project applied${options.prune ? ' with prune' : ''}: ${counts(summary)}`, source: 'project' });
+      }
+    }
+    return { changes, summary, applied: !options.dryRun };
   });
 }
 
@@ -190,25 +165,28 @@ export interface ImportResult extends ApplyResult {
  * applied first (merge: the given ones; replace: the given ones over the defaults). Records,
  * when present, are written last (see data.ts; replace makes them the only records).
  */
-export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace' }, services: ProjectServices): Promise<ImportResult> {
+export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace'; actor: Actor }, services: ProjectServices): Promise<ImportResult> {
   const prune = options.mode === 'replace';
   if (prune) refuseEmpty(bundle, 'replace');
   return exclusive(services, async () => {
     const plan = await planBundle(services, bundle, { prune });
     let rows: RecordRow[] | null = null;
     if (bundle.data) {
-      const served = [...plan.desired.endpoints.map((e) => e.path), ...(prune ? [] : (await exportBundle(services, { storedValues: true })).endpoints.map((e) => e.path))];
+      const served = collectionsOf(plan.desired, ...(prune ? [] : [await exportBundle(services, { storedValues: true })]));
       const checked = checkData(bundle.data, served);
       throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
       rows = checked.rows;
     }
     const scope: ExportOptions = { data: rows !== null, settings: bundle.settings !== undefined };
-    return withRestore(services, scope, async () => {
-      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings);
-      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false });
+    return withRestore(services, scope, options.actor, async () => {
+      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings, options.actor);
+      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor });
       const records = rows ? await writeData(services, rows, options.mode) : null;
       await rememberPlaceholders(services.store, bundle, plan.desired);
-      return { mode: options.mode, changes, summary: summarize(changes), applied: true, records, settings: scope.settings === true };
+      const summary = summarize(changes);
+      const extra = [records !== null ? `${records} records` : '', scope.settings ? 'settings' : ''].filter(Boolean);
+      await services.audit.change(options.actor, { action: 'project_imported', message: `Project imported (${options.mode}): ${counts(summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`, source: 'project' });
+      return { mode: options.mode, changes, summary, applied: true, records, settings: scope.settings === true };
     });
   });
 }
@@ -231,13 +209,13 @@ async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): 
  * Runs a write; on failure puts back what it may have changed (see the top of this file) and
  * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
  */
-async function withRestore<T>(services: ProjectServices, scope: ExportOptions, work: () => Promise<T>): Promise<T> {
+async function withRestore<T>(services: ProjectServices, scope: ExportOptions, actor: Actor, work: () => Promise<T>): Promise<T> {
   const snapshot = await exportBundle(services, { ...scope, storedValues: true });
   try {
     return await work();
   } catch (error) {
     try {
-      await restore(services, snapshot, scope);
+      await restore(services, snapshot, scope, actor);
     } catch (restoreError) {
       services.logger.error('project: restoring the state before a failed apply failed', { error: restoreError, cause: error });
       throw new AppError(500, 'Applying the bundle failed and the previous state could not be fully restored');
@@ -246,10 +224,11 @@ async function withRestore<T>(services: ProjectServices, scope: ExportOptions, w
   }
 }
 
-async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions): Promise<void> {
-  if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings);
+/** The restore's writes are audited too (for the same actor): they are changes like any other. */
+async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions, actor: Actor): Promise<void> {
+  if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings, actor);
   const changes = diffBundles(await exportBundle(services, { storedValues: true }), snapshot, { prune: true });
-  await applyChanges(changes, snapshot, services, { dryRun: false });
+  await applyChanges(changes, snapshot, services, { dryRun: false, actor });
   if (scope.data && snapshot.data) {
     const { rows, problems } = checkData(snapshot.data, [], { orphans: 'keep' });
     if (problems.length > 0) throw new Error(`the snapshot's records cannot be written back: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
@@ -257,11 +236,14 @@ async function restore(services: ProjectServices, snapshot: Bundle, scope: Expor
   }
 }
 
+function counts(summary: Record<ChangeAction, number>): string {
+  return `${summary.create} created, ${summary.update} updated, ${summary.delete} deleted`;
+}
+
 function refuseEmpty(bundle: Bundle, what: string): void {
   if (isEmptyBundle(bundle)) {
-    throw badRequest(`Refusing to ${what} with a bundle that has no groups and no endpoints: it would delete every definition`, [
-      { field: 'bundle', message: 'has no groups and no endpoints' },
-    ]);
+    const none = kindList((kind) => `no ${kind.bundleKey}`);
+    throw badRequest(`Refusing to ${what} with a bundle that has ${none}: it would delete every definition`, [{ field: 'bundle', message: `has ${none}` }]);
   }
 }
 
@@ -275,26 +257,34 @@ function invalidBundle(problems: readonly Problem[]): AppError {
 }
 
 /**
- * Names that must resolve before anything is written: user groups must exist in the store (a
- * bundle does not define them); an endpoint's group must be in the bundle, or — without prune,
- * which would delete it — in the store. System endpoints cannot be defined by a bundle.
+ * Names that must resolve before anything is written: each kind's store rules (an endpoint's
+ * user groups must exist in the store, which a bundle does not define; system endpoints cannot
+ * be defined), and each reference to another kind must name a definition in the bundle or —
+ * without prune, which would delete it — in the store.
  */
 async function referenceProblems(services: ProjectServices, desired: Bundle, current: Bundle, prune: boolean): Promise<Problem[]> {
-  const userGroups = new Set((await allUserGroups(services.groups)).map((g) => g.name.toLowerCase()));
-  const groups = new Set([...desired.groups, ...(prune ? [] : current.groups)].map((g) => groupKey(g)));
-  const system = new Set((await services.endpoints.all()).filter((e) => e.isSystem).map((e) => endpointKey(e)));
+  const known = new Set<string>();
+  for (const kind of KINDS) {
+    for (const bundle of prune ? [desired] : [desired, current]) for (const spec of itemsOf(bundle, kind).keys()) known.add(`${kind.kind}:${spec}`);
+  }
   const problems: Problem[] = [];
-  for (const endpoint of desired.endpoints.map(normalizeEndpoint)) {
-    const at = `endpoints[${endpointKey(endpoint)}]`;
-    if (system.has(endpointKey(endpoint))) problems.push({ path: at, message: 'is a system endpoint, served by the platform; it cannot be defined in a bundle' });
-    for (const name of endpoint.allowedGroups) {
-      if (!userGroups.has(name.toLowerCase())) problems.push({ path: `${at}.allowedGroups`, message: `names the unknown user group "${name}"` });
-    }
-    if (endpoint.group !== null && !groups.has(endpoint.group.toLowerCase())) {
-      problems.push({ path: `${at}.group`, message: `names the unknown endpoint group "${endpoint.group}"${prune ? ' (not in the bundle)' : ''}` });
+  for (const kind of KINDS) {
+    const rules = await kind.storeRules?.(services);
+    for (const spec of specsOf(desired, kind).map((raw) => kind.normalize(raw))) {
+      const at = `${kind.bundleKey}[${kind.key(spec)}]`;
+      for (const problem of rules?.(spec) ?? []) problems.push({ path: problem.path === '' ? at : `${at}.${problem.path}`, message: problem.message });
+      for (const reference of kind.references?.(spec as RawSpec) ?? []) {
+        if (known.has(`${reference.kind}:${reference.key}`)) continue;
+        problems.push({ path: `${at}.${reference.path}`, message: `names the unknown ${kindOf(reference.kind).label} "${reference.name}"${prune ? ' (not in the bundle)' : ''}` });
+      }
     }
   }
   return problems;
+}
+
+/** The collection paths the definitions of these bundles serve (records must belong to one). */
+function collectionsOf(...bundles: Bundle[]): string[] {
+  return bundles.flatMap((bundle) => KINDS.flatMap((kind) => [...itemsOf(bundle, kind).values()].flatMap((spec) => kind.collections?.(spec) ?? [])));
 }
 
 /**

@@ -1,22 +1,22 @@
-/**
- * The portable form of a project: what the files in PROJECT_DIR hold, what export produces and
- * import/plan/apply take. Identity is a natural key, never a database id:
- *
- * | kind     | key                                   | new file (kinds.ts)                    | JSON Schema                        |
- * |----------|---------------------------------------|----------------------------------------|------------------------------------|
- * | group    | name, case-insensitive (`groupKey`)   | groups/<slug of name>.yaml             | schemas/endpoint-group.schema.json |
- * | endpoint | `METHOD path`, path normalized        | endpoints/<slug of path>-<method>.yaml | schemas/endpoint.schema.json       |
- *
- * A file's name only matters when it is created: definitions are found by key, whatever file
- * holds them (any `*.yaml`/`*.yml` in the kind's directory, one definition per file).
- * The JSON Schemas define the fields; their `properties` order is the key order of written files.
- *
- * References are portable too: an endpoint's `group` is an endpoint group's name,
- * `allowedGroups` are user group names, and a reference field's `ref` is a collection path.
- * String values may be `${env:NAME}` or `${file:/path}` placeholders, resolved at apply time and
- * kept as written on write-back and export (placeholders.ts).
- */
+// The portable form of a project: what the files in PROJECT_DIR hold, what export produces and
+// import/plan/apply take. One list per kind of kinds/index.ts (`groups`, `endpoints`), plus
+// records and settings. Identity is a natural key, never a database id:
+//
+// | kind     | key                                   | new file (kinds/)                      | JSON Schema                        |
+// |----------|---------------------------------------|----------------------------------------|------------------------------------|
+// | group    | name, case-insensitive (`groupKey`)   | groups/<slug of name>.yaml             | schemas/endpoint-group.schema.json |
+// | endpoint | `METHOD path`, path normalized        | endpoints/<slug of path>-<method>.yaml | schemas/endpoint.schema.json       |
+//
+// A file's name only matters when it is created: definitions are found by key, whatever file
+// holds them (any `*.yaml`/`*.yml` in the kind's directory, one definition per file).
+// The JSON Schemas define the fields; their `properties` order is the key order of written files.
+//
+// References are portable too: an endpoint's `group` is an endpoint group's name,
+// `allowedGroups` are user group names, and a reference field's `ref` is a collection path.
+// String values may be `${env:NAME}` or `${file:/path}` placeholders, resolved at apply time and
+// kept as written on write-back and export (placeholders.ts).
 import type { NetworkAccess } from '../model/network-access.ts';
+import type { KindSpecs } from './kinds/index.ts';
 
 export interface GroupSpec {
   name: string;
@@ -56,14 +56,10 @@ export interface EndpointSpec {
   handler?: HandlerSpec;
 }
 
-export interface Bundle {
-  groups: GroupSpec[];
-  endpoints: EndpointSpec[];
+/** A list per kind (in the table's order: `groups`, `endpoints`), then what export adds on request. */
+export type Bundle = { [K in keyof KindSpecs]: Array<KindSpecs[K]> } & {
   /** Records per collection path (export with `data=true`). */
   data?: Record<string, Array<Record<string, unknown>>>;
   /** System settings (export with `settings=true`). */
   settings?: Record<string, unknown>;
-}
-
-export const endpointKey = (spec: Pick<EndpointSpec, 'method' | 'path'>): string => `${spec.method} ${spec.path}`;
-export const groupKey = (spec: Pick<GroupSpec, 'name'>): string => spec.name.trim().toLowerCase();
+};

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Bundle } from './bundle.ts';
-import { keyOf, KINDS, type KindName, type ProjectKind } from './kinds.ts';
+import { bundleOf, keyOf, KINDS, type KindName, type Kind } from './kinds/index.ts';
 import { formatProblem, sortProblems, type Problem } from './problem.ts';
 import { checkSpecs, type SpecEntry } from './validate-bundle.ts';
 import { lineOf, parseYaml, type ParsedYaml } from './yaml-source.ts';
@@ -9,8 +9,8 @@ import { lineOf, parseYaml, type ParsedYaml } from './yaml-source.ts';
 export { formatProblem, type Problem };
 
 /**
- * Reads a project directory into a Bundle. Layout: one definition per file, `groups/*.yaml` and
- * `endpoints/*.yaml` (`.yml` too); anything else is ignored — other files and directories,
+ * Reads a project directory into a Bundle. Layout: one definition per file, in each kind's
+ * directory (`groups/*.yaml`, `endpoints/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
  * dotfiles and editor leftovers (`.orders.yaml.swp`, `orders.yaml~`, `.#orders.yaml`,
  * `#orders.yaml#`), and the writer's own temp files (dotfiles).
  *
@@ -93,7 +93,7 @@ function readInside(root: Root, abs: string): Read {
 }
 
 /** The definition files of one kind, sorted; problems for a kind directory that is not usable. */
-function definitionFiles(root: Root, kind: ProjectKind, problems: Problem[]): string[] {
+function definitionFiles(root: Root, kind: Kind, problems: Problem[]): string[] {
   const abs = join(root.abs, kind.dir);
   try {
     if (!isInside(root.real, realpathSync(abs))) {
@@ -113,7 +113,7 @@ function definitionFiles(root: Root, kind: ProjectKind, problems: Problem[]): st
 }
 
 interface Loaded {
-  kind: ProjectKind;
+  kind: Kind;
   file: string;
   relPath: string;
   parsed: ParsedYaml;
@@ -124,7 +124,7 @@ interface Loaded {
 
 export function loadProject(dir: string, options: LoadOptions = {}): LoadedProject {
   const problems: Problem[] = [];
-  const bundle: Bundle = { groups: [], endpoints: [] };
+  const bundle: Bundle = bundleOf();
   const files = new Map<string, ProjectFile>();
   const abs = resolve(dir);
   let real: string;
@@ -191,7 +191,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     if (fileKey !== undefined && !files.has(fileKey)) {
       files.set(fileKey, { kind: entry.kind.kind, key: key as string, file: entry.file, relPath: entry.relPath, ...(entry.handlerFile ? { handlerFile: entry.handlerFile } : {}) });
     }
-    if (entry.problems === 0) (bundle[entry.kind.bundleKey] as object[]).push(entry.spec);
+    if (entry.problems === 0) ((bundle as unknown as Record<string, object[]>)[entry.kind.bundleKey] as object[]).push(entry.spec);
   }
   return { bundle, problems: sortProblems(problems), files };
 }

@@ -1,6 +1,6 @@
 import type { Store } from '../store/types.ts';
 import type { Bundle } from './bundle.ts';
-import { KINDS, specsOf } from './kinds.ts';
+import { KINDS, specsOf } from './kinds/index.ts';
 import { findPlaceholders } from './placeholders.ts';
 
 /**

@@ -4,7 +4,8 @@
 // write-back keep writing the map form with references by path.
 import { normalizePath } from '../lib/paths.ts';
 import { mentionsEndpointIds, schemaFromWire } from '../model/schema-wire.ts';
-import { endpointKey, type Bundle } from './bundle.ts';
+import type { Bundle } from './bundle.ts';
+import { endpointKey } from './kinds/endpoint.ts';
 import type { Problem } from './problem.ts';
 import type { ProjectServices } from './services.ts';
 

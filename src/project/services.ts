@@ -1,4 +1,5 @@
 import type { Logger } from '../lib/logger.ts';
+import type { AuditLog } from '../services/audit-log.ts';
 import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
 import type { EndpointsService } from '../services/endpoints.ts';
 import type { GroupsService } from '../services/groups.ts';
@@ -12,6 +13,8 @@ import type { PlaceholderPolicy } from './apply.ts';
 export interface ProjectServices {
   store: Store;
   logger: Logger;
+  /** Apply and import audit themselves as a whole; each change is audited by its service. */
+  audit: AuditLog;
   endpoints: EndpointsService;
   endpointGroups: EndpointGroupsService;
   groups: GroupsService;

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
+import { PROJECT_SYNC_ACTOR } from '../model/actor.ts';
 import { applyBundle } from './apply.ts';
-import type { Bundle, EndpointSpec, GroupSpec } from './bundle.ts';
-import { compactEndpoint, compactGroup } from './compact.ts';
+import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
-import { KINDS, specsOf } from './kinds.ts';
+import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
 import { exportBundle } from './export.ts';
 import { formatProblem, isDefinitionFileName, loadProject, type ProjectFile } from './files.ts';
 import type { ProjectServices } from './services.ts';
@@ -29,7 +29,8 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * and the store. A directory with problems changes nothing: the last good state keeps serving, the
  * problems (file, line, message) are in the status, and write-backs wait until it is fixed (so an
  * edit in progress is never overwritten). Writes made by this process are remembered by content
- * hash, so the watcher events they cause do not trigger a reconcile (no reload loop).
+ * hash, so the watcher events they cause do not trigger a reconcile (no reload loop). Changes
+ * applied from the files are audited as made by `project-sync` (PROJECT_SYNC_ACTOR).
  */
 export interface ProjectSyncOptions {
   dir: string;
@@ -74,12 +75,12 @@ export class ProjectSync {
     if (this.isEmpty()) {
       const revision = await this.options.storeRevision();
       const bundle = await exportBundle(services);
-      const compact = { groups: bundle.groups.map(compactGroup), endpoints: bundle.endpoints.map(compactEndpoint) };
+      const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
       this.remember(() => writeProject(this.dir, compact, { handlers: 'file' }));
       this.files = loadProject(this.dir).files;
       this.synced = bundle;
       this.syncedRevision = revision;
-      services.logger.info(`project: ${this.dir} was empty; wrote ${bundle.endpoints.length} endpoints and ${bundle.groups.length} groups from the store`);
+      services.logger.info(`project: ${this.dir} was empty; wrote ${kindList((kind) => `${specsOf(bundle, kind).length} ${kind.bundleKey}`)} from the store`);
     } else {
       await this.reconcile();
     }
@@ -123,7 +124,7 @@ export class ProjectSync {
       }
       this.files = loaded.files;
       try {
-        const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false });
+        const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false, actor: PROJECT_SYNC_ACTOR });
         // The files are what is in step now; the next poll writes back anything the store has
         // beyond them (an API change that raced this reconcile).
         this.synced = loaded.bundle;
@@ -145,8 +146,8 @@ export class ProjectSync {
 
   private isEmpty(): boolean {
     if (!existsSync(this.dir)) return true;
-    return !['endpoints', 'groups'].some((sub) => {
-      const path = join(this.dir, sub);
+    return !KINDS.some((kind) => {
+      const path = join(this.dir, kind.dir);
       return existsSync(path) && readdirSync(path).some(isDefinitionFileName);
     });
   }
@@ -195,16 +196,14 @@ export class ProjectSync {
     const current = await exportBundle(services);
     const changes = diffBundles(this.synced, current, { prune: true });
     for (const change of changes) {
-      const kind = KINDS.find((k) => k.kind === change.kind);
-      if (!kind) continue;
+      const kind = kindOf(change.kind);
       if (change.action === 'delete') {
         this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: this.files }));
         continue;
       }
       const spec = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
       if (!spec) continue;
-      const compact = change.kind === 'endpoint' ? compactEndpoint(spec as EndpointSpec) : compactGroup(spec as GroupSpec);
-      this.remember(() => writeSpec(this.dir, change.kind, compact, { files: this.files, handlers: 'file' }));
+      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file' }));
     }
     this.synced = current;
     this.syncedRevision = revision;
@@ -239,8 +238,8 @@ function hash(content: Buffer | string): string {
 /** Content hashes of the definition and handler files (small directories: read fully). */
 function snapshot(dir: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const sub of ['endpoints', 'groups']) {
-    const path = join(dir, sub);
+  for (const kind of KINDS) {
+    const path = join(dir, kind.dir);
     if (!existsSync(path)) continue;
     for (const name of readdirSync(path)) {
       if (TEMP_FILE.test(name)) continue;

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Bundle } from './bundle.ts';
-import { keyOf, KINDS, kindOf, type KindName, type ProjectKind } from './kinds.ts';
+import { keyOf, KINDS, kindOf, type KindName, type Kind } from './kinds/index.ts';
 import { hasPlaceholder, placeholderProblems } from './placeholders.ts';
 import { joinPath, type Problem } from './problem.ts';
 import { readSchema, type JsonSchema } from './schema-files.ts';
@@ -54,7 +54,7 @@ function specProblems(kind: KindName, value: unknown): SpecProblem[] {
 
 /** One definition, wherever it comes from: a file (report maps paths to lines) or a bundle. */
 export interface SpecEntry {
-  kind: ProjectKind;
+  kind: Kind;
   spec: unknown;
   /** Where it is defined, named in messages about other definitions: a file, `endpoints[3]`. */
   where: string;
@@ -62,8 +62,11 @@ export interface SpecEntry {
   report(problem: SpecProblem): void;
 }
 
-/** validateSpec on each entry, then the rules across entries. */
-export function checkSpecs(entries: readonly SpecEntry[]): void {
+/**
+ * validateSpec on each entry, then the rules across entries. `known`: definitions outside the
+ * entries that references may name too (`kind:key`; the store's, when applying without prune).
+ */
+export function checkSpecs(entries: readonly SpecEntry[], known: ReadonlySet<string> = new Set()): void {
   for (const entry of entries) for (const problem of specProblems(entry.kind.kind, entry.spec)) entry.report(problem);
 
   const firstByKey = new Map<string, SpecEntry>();
@@ -82,7 +85,7 @@ export function checkSpecs(entries: readonly SpecEntry[]): void {
   for (const entry of entries) {
     if (!isPlainObject(entry.spec)) continue;
     for (const reference of entry.kind.references?.(entry.spec) ?? []) {
-      if (hasPlaceholder(reference.name) || firstByKey.has(`${reference.kind}:${reference.key}`)) continue;
+      if (hasPlaceholder(reference.name) || firstByKey.has(`${reference.kind}:${reference.key}`) || known.has(`${reference.kind}:${reference.key}`)) continue;
       entry.report({ path: reference.path, message: `names the ${kindOf(reference.kind).label} "${reference.name}", which is not in the project` });
     }
   }
@@ -92,7 +95,7 @@ export function checkSpecs(entries: readonly SpecEntry[]): void {
  * A whole bundle (from an export, an HTTP body, or files). Paths name the definition by its key
  * when it has one: `endpoints[GET /api/shop/products].schema.price.type`.
  */
-export function validateBundle(bundle: Bundle): Problem[] {
+export function validateBundle(bundle: Bundle, known?: ReadonlySet<string>): Problem[] {
   const problems: Problem[] = [];
   const entries: SpecEntry[] = [];
   for (const kind of KINDS) {
@@ -112,7 +115,7 @@ export function validateBundle(bundle: Bundle): Problem[] {
       });
     });
   }
-  checkSpecs(entries);
+  checkSpecs(entries, known);
   return problems;
 }
 
@@ -153,7 +156,7 @@ const MESSAGES: Record<string, (params: Params) => string> = {
   pattern: (p) => (p.pattern === '\\S' ? 'must not be blank' : `must match the pattern ${String(p.pattern)}`),
 };
 
-function describe(error: ErrorObject, kind: ProjectKind): Problem | undefined {
+function describe(error: ErrorObject, kind: Kind): Problem | undefined {
   // The branch errors of if/then are reported themselves; "must match then" adds nothing.
   if (error.keyword === 'if') return undefined;
   const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));

@@ -5,7 +5,7 @@ import { Document, isMap, isNode, isScalar, isSeq, parseDocument, type Node } fr
 import type { Bundle } from './bundle.ts';
 import { loadProject, projectFileKey, type LoadOptions, type ProjectFile } from './files.ts';
 import { orderKeys } from './key-order.ts';
-import { kindOf, KINDS, specsOf, type KindName, type ProjectKind } from './kinds.ts';
+import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { hasPlaceholder, resolvePlaceholders, type ResolveOptions } from './placeholders.ts';
 import { readSchema, SCHEMAS_DIR } from './schema-files.ts';
 import { PARSE_OPTIONS } from './yaml-source.ts';
@@ -79,7 +79,7 @@ const realpathOr = (path: string): string => {
  * a clone. Anywhere else a relative path would name one machine's layout, so it is the schema's
  * `$id` URL (editors can map it to a local copy with their `yaml.schemas` setting).
  */
-export function schemaComment(dir: string, relPath: string, kind: ProjectKind): string {
+export function schemaComment(dir: string, relPath: string, kind: Kind): string {
   const root = realpathOr(resolve(dir));
   const pkg = realpathOr(dirname(SCHEMAS_DIR));
   const modules = pkg.indexOf(`${sep}node_modules${sep}`);
@@ -155,7 +155,7 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   mkdirSync(dir, { recursive: true });
   const files = loadProject(dir, options).files;
   const result: WriteProjectResult = { written: [], unchanged: [], removed: [] };
-  const wanted: Array<{ kind: ProjectKind; key: string; spec: object }> = [];
+  const wanted: Array<{ kind: Kind; key: string; spec: object }> = [];
   for (const kind of KINDS) {
     const specs = specsOf(bundle, kind)
       .map((spec) => ({ kind, key: kind.key(spec), spec }))
@@ -184,7 +184,7 @@ function handlerPath(root: string, relPath: string, ref: string): string {
 }
 
 /** `<dir>/<fileName>`, or `<name>-2.yaml`, ... when another definition (or any file) has it. */
-function freeName(root: string, kind: ProjectKind, spec: object, files: Map<string, ProjectFile>): string {
+function freeName(root: string, kind: Kind, spec: object, files: Map<string, ProjectFile>): string {
   const taken = new Set<string>();
   for (const entry of files.values()) {
     taken.add(entry.relPath);

@@ -4,7 +4,9 @@ import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
+import type { CallerActor } from '../model/actor.ts';
 import { missingPermissions, type Principal } from '../model/principal.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { ApiKeyDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { Page, Store } from '../store/types.ts';
@@ -78,11 +80,13 @@ export class ApiKeysService {
   private readonly store: Store;
   private readonly events: EventBus;
   private readonly rounds: number;
+  private readonly audit: AuditLog;
 
-  constructor(store: Store, events: EventBus, bcryptRounds: number) {
-    this.store = store;
-    this.events = events;
-    this.rounds = bcryptRounds;
+  constructor(deps: { store: Store; events: EventBus; bcryptRounds: number; audit: AuditLog }) {
+    this.store = deps.store;
+    this.events = deps.events;
+    this.rounds = deps.bcryptRounds;
+    this.audit = deps.audit;
   }
 
   private get keys() {
@@ -104,7 +108,8 @@ export class ApiKeysService {
     return key;
   }
 
-  async create(input: unknown, creator: Principal): Promise<{ doc: ApiKeyDoc; key: string }> {
+  async create(input: unknown, actor: CallerActor): Promise<{ doc: ApiKeyDoc; key: string }> {
+    const creator = actor.principal;
     const valid = validateCreate(input);
     assertGrantable(valid.permissions, creator);
     const expiresAt = parseExpiry(valid.expiresAt);
@@ -124,13 +129,14 @@ export class ApiKeysService {
       updatedAt: now,
     });
     this.events.emit('apikey.created', { id: doc._id, name: doc.name });
+    await this.audit.change(actor, { action: 'api_key_created', message: `API key "${doc.name}" created`, source: 'api-keys', statusCode: 201 });
     return { doc, key };
   }
 
-  async update(id: string, input: unknown, actor: Principal): Promise<ApiKeyDoc> {
+  async update(id: string, input: unknown, actor: CallerActor): Promise<ApiKeyDoc> {
     const valid = validateUpdate(input);
     const current = await this.get(id);
-    if (valid.permissions) assertGrantable(valid.permissions, actor);
+    if (valid.permissions) assertGrantable(valid.permissions, actor.principal);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) set.name = valid.name.trim();
     if (valid.permissions !== undefined) set.permissions = valid.permissions;
@@ -138,14 +144,16 @@ export class ApiKeysService {
     const updated = await this.keys.updateOne({ _id: current._id }, { $set: set, $inc: { version: 1 } });
     if (!updated) throw notFound('API key not found');
     this.forget(current.keyId);
+    await this.audit.change(actor, { action: 'api_key_updated', message: `API key "${updated.name}" updated`, source: 'api-keys' });
     return updated;
   }
 
-  async revoke(id: string): Promise<ApiKeyDoc> {
+  async revoke(id: string, actor: CallerActor): Promise<ApiKeyDoc> {
     const current = await this.get(id);
     await this.keys.deleteOne({ _id: current._id });
     this.forget(current.keyId);
     this.events.emit('apikey.revoked', { id: current._id, name: current.name });
+    await this.audit.change(actor, { action: 'api_key_revoked', message: `API key "${current.name}" revoked`, source: 'api-keys' });
     return current;
   }
 

@@ -1,4 +1,6 @@
 import type { Logger } from '../lib/logger.ts';
+import type { Actor } from '../model/actor.ts';
+import { principalUserId } from '../model/principal.ts';
 import type { LogDoc } from '../model/records.ts';
 import type { Filter, Page, Store } from '../store/types.ts';
 
@@ -62,6 +64,22 @@ export class AuditLog {
     await this.store.collection<LogDoc>('logs').insertOne(this.toDoc(entry));
   }
 
+  /**
+   * A change made by a service, for `actor`: an API caller's entry carries its user and request
+   * (and `statusCode`, what the API answers for such a change); a change the platform makes for
+   * nobody on the line (the project file sync) is named by the actor's `source` instead of `source`.
+   * A caller's entry is written before its response; the platform's own are buffered like
+   * `api_call` (no response waits for them, and a file sync stays as quick as before).
+   */
+  async change(actor: Actor, entry: { action: string; message: string; source: string; statusCode?: number }): Promise<void> {
+    const userId = principalUserId(actor.principal ?? undefined);
+    if (!actor.request) {
+      this.enqueue({ action: entry.action, message: entry.message, source: actor.source ?? entry.source, userId });
+      return;
+    }
+    await this.record({ action: entry.action, message: entry.message, source: entry.source, userId, ...actor.request, statusCode: entry.statusCode ?? 200 });
+  }
+
   enqueue(entry: AuditEntry): void {
     this.buffer.push(this.toDoc(entry));
     if (this.buffer.length >= MAX_BUFFER) void this.flush();
@@ -98,9 +116,12 @@ export class AuditLog {
     return this.store.collection<LogDoc>('logs').count({});
   }
 
-  async clear(): Promise<number> {
+  /** Empties the log; the first entry after is who did it. */
+  async clear(actor: Actor): Promise<number> {
     await this.flush();
-    return this.store.collection<LogDoc>('logs').deleteMany({});
+    const deleted = await this.store.collection<LogDoc>('logs').deleteMany({});
+    await this.change(actor, { action: 'logs_cleared', message: `Audit log cleared (${deleted} entries)`, source: 'settings' });
+    return deleted;
   }
 
   /** Removes one entry (the raw collection browser); true when it existed. */
@@ -108,8 +129,11 @@ export class AuditLog {
     return (await this.store.collection<LogDoc>('logs').deleteOne({ _id: id })) !== null;
   }
 
-  async purgeOlderThan(days: number): Promise<number> {
+  /** Removes entries older than `days`; audited when an actor asks (the hourly sweep is not). */
+  async purgeOlderThan(days: number, actor?: Actor): Promise<number> {
     const cutoff = new Date(Date.now() - days * 86_400_000);
-    return this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });
+    const deleted = await this.store.collection<LogDoc>('logs').deleteMany({ createdAt: { $lt: cutoff } });
+    if (actor) await this.change(actor, { action: 'logs_purged', message: `Audit log entries older than ${days} days removed (${deleted})`, source: 'settings' });
+    return deleted;
   }
 }

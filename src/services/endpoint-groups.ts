@@ -5,12 +5,14 @@ import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-a
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { Actor } from '../model/actor.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { Revisions } from './revisions.ts';
 
 /**
  * Endpoint groups organise endpoints and can carry network rules that their endpoints inherit.
  * Deleting a group that endpoints still use is refused (409): detaching silently would drop
- * the network rules those endpoints inherit.
+ * the network rules those endpoints inherit. Every change is audited here, for the actor given.
  */
 interface GroupInput {
   name: string;
@@ -44,12 +46,14 @@ export function mergeNetworkAccess(current: NetworkAccess, patch: Partial<Networ
 export class EndpointGroupsService {
   private readonly store: Store;
   private readonly revisions: Revisions;
-  private readonly events: EventBus | undefined;
+  private readonly events: EventBus;
+  private readonly audit: AuditLog;
 
-  constructor(store: Store, revisions: Revisions, events?: EventBus) {
-    this.store = store;
-    this.revisions = revisions;
-    this.events = events;
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; audit: AuditLog }) {
+    this.store = deps.store;
+    this.revisions = deps.revisions;
+    this.events = deps.events;
+    this.audit = deps.audit;
   }
 
   private get groups() {
@@ -75,7 +79,7 @@ export class EndpointGroupsService {
     return group;
   }
 
-  async create(input: unknown): Promise<EndpointGroupDoc> {
+  async create(input: unknown, actor: Actor): Promise<EndpointGroupDoc> {
     const valid = validateCreate(input);
     const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, valid.networkAccess);
     assertValidNetworkAccess(networkAccess);
@@ -93,14 +97,15 @@ export class EndpointGroupsService {
         updatedAt: now,
       });
       await this.revisions.bump('endpoints');
-      this.events?.emit('endpointgroup.created', { id: group._id, name: group.name });
+      this.events.emit('endpointgroup.created', { id: group._id, name: group.name });
+      await this.audit.change(actor, { action: 'endpoint_group_created', message: `Endpoint group ${group.name} created`, source: 'endpoints', statusCode: 201 });
       return group;
     } catch (error) {
       throw duplicate(error);
     }
   }
 
-  async update(id: string, input: unknown): Promise<EndpointGroupDoc> {
+  async update(id: string, input: unknown, actor: Actor): Promise<EndpointGroupDoc> {
     const valid = validateUpdate(input);
     const group = await this.get(id);
     const set: Record<string, unknown> = { updatedAt: new Date() };
@@ -115,20 +120,22 @@ export class EndpointGroupsService {
       const updated = await this.groups.updateOne({ _id: group._id }, { $set: set });
       if (!updated) throw notFound('Endpoint group not found');
       await this.revisions.bump('endpoints');
-      this.events?.emit('endpointgroup.updated', { id: updated._id, name: updated.name, previousName: group.name });
+      this.events.emit('endpointgroup.updated', { id: updated._id, name: updated.name, previousName: group.name });
+      await this.audit.change(actor, { action: 'endpoint_group_updated', message: `Endpoint group ${updated.name} updated`, source: 'endpoints' });
       return updated;
     } catch (error) {
       throw duplicate(error);
     }
   }
 
-  async delete(id: string): Promise<EndpointGroupDoc> {
+  async delete(id: string, actor: Actor): Promise<EndpointGroupDoc> {
     const group = await this.get(id);
     const users = await this.store.collection<EndpointDoc>('endpoints').count({ groupId: group._id });
     if (users > 0) throw conflict(`Endpoint group "${group.name}" is used by ${users} endpoint${users === 1 ? '' : 's'}; move them to another group first`);
     await this.groups.deleteOne({ _id: group._id });
     await this.revisions.bump('endpoints');
-    this.events?.emit('endpointgroup.deleted', { id: group._id, name: group.name });
+    this.events.emit('endpointgroup.deleted', { id: group._id, name: group.name });
+    await this.audit.change(actor, { action: 'endpoint_group_deleted', message: `Endpoint group ${group.name} deleted`, source: 'endpoints' });
     return group;
   }
 }

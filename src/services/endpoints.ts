@@ -1,7 +1,8 @@
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { InvalidPathError, normalizePath, parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
+import { parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
+import type { Actor } from '../model/actor.ts';
 import {
   ACCESS_TYPES,
   DEFAULT_NETWORK_ACCESS,
@@ -14,13 +15,13 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import { compileRecordSchema, validateEndpointSchema, type EndpointSchema } from '../model/record-schema.ts';
-import { shadowedRoute } from '../model/reserved-paths.ts';
+import type { EndpointSchema } from '../model/record-schema.ts';
 import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, schemaToWire, type ReferenceTargetOf } from '../model/schema-wire.ts';
 import { compileValidator } from '../model/validation.ts';
-import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
+import type { AuditLog } from './audit-log.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
+import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse } from './endpoint-rules.ts';
 import type { RecordsService } from './records.ts';
 import type { Revisions } from './revisions.ts';
 import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
@@ -28,7 +29,8 @@ import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
 /**
  * Endpoint definitions: validation at save time (path, schema, network rules, handler code),
  * the system endpoints' protections, moving an endpoint's records when its path changes, and
- * the `endpoints` revision that tells every instance to rebuild its route table.
+ * the `endpoints` revision that tells every instance to rebuild its route table. Every change
+ * is audited here, for the actor given (the API caller, or the project file sync).
  */
 export interface EndpointInput {
   name: string;
@@ -96,13 +98,11 @@ export function slugify(name: string): string {
   );
 }
 
+/** The parsed path, or a 400 (endpoint-rules.ts); shadowing is checked by prepare. */
 function pattern(path: string): PathPattern {
-  try {
-    return parsePathPattern(path);
-  } catch (error) {
-    if (error instanceof InvalidPathError) throw badRequest(`Invalid path: ${error.message}`, [{ field: 'path', message: error.message }]);
-    throw error;
-  }
+  const checked = checkEndpointPath(path, { system: true });
+  refuse(checked.problems);
+  return checked.pattern as PathPattern;
 }
 
 export class EndpointsService {
@@ -110,12 +110,14 @@ export class EndpointsService {
   private readonly revisions: Revisions;
   private readonly events: EventBus;
   private readonly records: RecordsService;
+  private readonly audit: AuditLog;
 
-  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService }) {
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog }) {
     this.store = deps.store;
     this.revisions = deps.revisions;
     this.events = deps.events;
     this.records = deps.records;
+    this.audit = deps.audit;
   }
 
   private get endpoints() {
@@ -150,20 +152,21 @@ export class EndpointsService {
     return docs.map((doc) => publicEndpoint(doc, targetOf));
   }
 
-  async create(input: unknown): Promise<EndpointDoc> {
+  async create(input: unknown, actor: Actor): Promise<EndpointDoc> {
     const valid = validateCreate(await this.storedInput(input));
     const doc = await this.prepare(valid, null);
     try {
       const created = await this.endpoints.insertOne(doc);
       await this.revisions.bump('endpoints');
       this.events.emit('endpoint.created', { id: created._id, path: created.path, method: created.method });
+      await this.audit.change(actor, { action: 'endpoint_created', message: `Endpoint ${created.method} ${created.path} created`, source: 'endpoints', statusCode: 201 });
       return created;
     } catch (error) {
       throw duplicate(error, doc.path, doc.method);
     }
   }
 
-  async update(id: string, input: unknown): Promise<EndpointDoc> {
+  async update(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
     const valid = validateUpdate(await this.storedInput(input));
     const current = await this.get(id);
     if (current.isSystem) {
@@ -197,15 +200,17 @@ export class EndpointsService {
     if (updated.path !== current.path) await this.moveRecords(current, updated);
     await this.revisions.bump('endpoints');
     this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method });
+    await this.audit.change(actor, { action: 'endpoint_updated', message: `Endpoint ${updated.method} ${updated.path} updated`, source: 'endpoints' });
     return updated;
   }
 
-  async delete(id: string): Promise<EndpointDoc> {
+  async delete(id: string, actor: Actor): Promise<EndpointDoc> {
     const current = await this.get(id);
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
     await this.endpoints.deleteOne({ _id: current._id });
     await this.revisions.bump('endpoints');
     this.events.emit('endpoint.deleted', { id: current._id, path: current.path, method: current.method });
+    await this.audit.change(actor, { action: 'endpoint_deleted', message: `Endpoint ${current.method} ${current.path} deleted`, source: 'endpoints' });
     return current;
   }
 
@@ -274,36 +279,29 @@ export class EndpointsService {
     return { ...input, schema };
   }
 
-  /** Validates a whole definition and returns the document to store (without _id). */
+  /**
+   * Validates a whole definition and returns the document to store (without _id). The rules that
+   * need no store are endpoint-rules.ts', shared with the project checks.
+   */
   private async prepare(input: EndpointInput, current: EndpointDoc | null): Promise<Omit<EndpointDoc, '_id'>> {
-    const parsed = pattern(input.path);
-    if (!current?.isSystem) {
-      const clash = shadowedRoute(parsed);
-      if (clash) throw badRequest(`Invalid path: ${parsed.path} would shadow ${clash}, which the service serves itself`, [{ field: 'path', message: `would shadow ${clash}` }]);
-    }
+    const path = checkEndpointPath(input.path, { system: current?.isSystem === true });
+    refuse(path.problems);
+    const parsed = path.pattern as PathPattern;
     await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
-    const schema = validateEndpointSchema(input.schema);
-    for (const reference of compileRecordSchema(schema).referenceFields) {
-      // A reference names a collection path: normalized, without parameters.
-      if (reference.ref !== normalizePath(reference.ref) || reference.ref.includes(':')) {
-        throw badRequest(`Invalid schema: schema.${reference.field}.ref must be a collection path without parameters, such as /api/shop/categories`, [
-          { field: `schema.${reference.field}.ref`, message: 'must be a normalized path without :parameters' },
-        ]);
-      }
-    }
+    const checkedSchema = checkEndpointSchema(input.schema);
+    refuse(checkedSchema.problems);
+    const schema = checkedSchema.schema as NonNullable<typeof checkedSchema.schema>;
     const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, input.networkAccess);
     assertValidNetworkAccess(networkAccess);
     const allowedGroupIds = input.allowedGroupIds ?? [];
-    if (input.accessType === 'group' && allowedGroupIds.length === 0) {
-      throw badRequest('Invalid endpoint: accessType "group" needs at least one id in allowedGroupIds', [{ field: 'allowedGroupIds', message: 'must not be empty' }]);
-    }
+    refuse(checkGroupAccess(input.accessType, allowedGroupIds, 'allowedGroupIds', 'id'));
     await this.assertUserGroupsExist(allowedGroupIds);
     const groupId = input.groupId ?? null;
     if (groupId !== null && (!isId(groupId) || !(await this.store.collection<EndpointGroupDoc>('endpointgroups').findById(groupId)))) {
       throw badRequest(`Invalid endpoint: unknown endpoint group ${groupId}`, [{ field: 'groupId', message: 'is not an endpoint group' }]);
     }
     const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
-    if (handler.enabled || handler.code.trim() !== '') assertHandlerCompiles(handler);
+    refuse(checkHandlerCode(handler));
     const now = new Date();
     return {
       name: input.name.trim(),
@@ -375,15 +373,6 @@ function definitionInput(doc: EndpointDoc): EndpointInput {
     retentionDays: doc.retentionDays,
     handler: doc.handler,
   };
-}
-
-function assertHandlerCompiles(handler: { code: string }): void {
-  try {
-    compileHandler(handler.code, { memoryMb: 16, timeoutMs: 1000 }).dispose();
-  } catch (error) {
-    if (error instanceof HandlerCompileError) throw badRequest(`Invalid handler: ${error.message}`, [{ field: 'handler.code', message: error.message }]);
-    throw error;
-  }
 }
 
 function duplicate(error: unknown, path: string, method: string): unknown {

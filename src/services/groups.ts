@@ -2,7 +2,9 @@ import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
+import type { CallerActor } from '../model/actor.ts';
 import { missingPermissions, type Principal } from '../model/principal.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
@@ -50,10 +52,12 @@ const nameKey = (name: string): string => name.trim().toLowerCase();
 export class GroupsService {
   private readonly store: Store;
   private readonly events: EventBus;
+  private readonly audit: AuditLog;
 
-  constructor(store: Store, events: EventBus) {
-    this.store = store;
-    this.events = events;
+  constructor(deps: { store: Store; events: EventBus; audit: AuditLog }) {
+    this.store = deps.store;
+    this.events = deps.events;
+    this.audit = deps.audit;
   }
 
   private get groups() {
@@ -85,9 +89,9 @@ export class GroupsService {
     return found;
   }
 
-  async create(input: unknown, actor: Principal): Promise<GroupDoc> {
+  async create(input: unknown, actor: CallerActor): Promise<GroupDoc> {
     const valid = validateCreate(input);
-    assertGrantable(valid.permissions ?? [], actor);
+    assertGrantable(valid.permissions ?? [], actor.principal);
     const now = new Date();
     try {
       const group = await this.groups.insertOne({
@@ -100,13 +104,14 @@ export class GroupsService {
         updatedAt: now,
       });
       this.events.emit('group.created', { id: group._id, name: group.name });
+      await this.audit.change(actor, { action: 'group_created', message: `Group ${group.name} created`, source: 'groups', statusCode: 201 });
       return group;
     } catch (error) {
       throw duplicateName(error);
     }
   }
 
-  async update(id: string, input: unknown, actor: Principal): Promise<GroupDoc> {
+  async update(id: string, input: unknown, actor: CallerActor): Promise<GroupDoc> {
     const valid = validateUpdate(input);
     const group = await this.get(id);
     const renames = valid.name !== undefined && nameKey(valid.name) !== group.nameKey;
@@ -115,7 +120,7 @@ export class GroupsService {
       throw forbidden('The name and permissions of a system group cannot be changed');
     }
     // Granting needs the permissions; so does editing a group stronger than the caller.
-    assertGrantable([...(valid.permissions ?? []), ...group.permissions], actor);
+    assertGrantable([...(valid.permissions ?? []), ...group.permissions], actor.principal);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) Object.assign(set, { name: valid.name.trim(), nameKey: nameKey(valid.name) });
     if (valid.description !== undefined) set.description = valid.description;
@@ -124,6 +129,7 @@ export class GroupsService {
       const updated = await this.groups.updateOne({ _id: group._id }, { $set: set });
       if (!updated) throw notFound('Group not found');
       this.events.emit('group.updated', { id: updated._id, name: updated.name });
+      await this.audit.change(actor, { action: 'group_updated', message: `Group ${updated.name} updated`, source: 'groups' });
       return updated;
     } catch (error) {
       throw duplicateName(error);
@@ -131,13 +137,14 @@ export class GroupsService {
   }
 
   /** Refuses (409) while users are members, so that deleting a group never silently changes access. */
-  async delete(id: string): Promise<GroupDoc> {
+  async delete(id: string, actor: CallerActor): Promise<GroupDoc> {
     const group = await this.get(id);
     if (group.isSystem) throw forbidden('A system group cannot be deleted');
     const members = await this.store.collection<UserDoc>('users').count({ groupIds: { $has: group._id } });
     if (members > 0) throw conflict(`Group "${group.name}" still has ${members} member${members === 1 ? '' : 's'}; remove them from it first`);
     await this.groups.deleteOne({ _id: group._id });
     this.events.emit('group.deleted', { id: group._id, name: group.name });
+    await this.audit.change(actor, { action: 'group_deleted', message: `Group ${group.name} deleted`, source: 'groups' });
     return group;
   }
 

@@ -2,6 +2,8 @@ import { compileHostPortRules, InvalidHostPortRuleError } from '../lib/host-port
 import { compileIpRules, InvalidIpRuleError, PRIVATE_AND_LOOPBACK_RANGES, type IpMatcher } from '../lib/ip-rules.ts';
 import { badRequest } from '../lib/errors.ts';
 import { compileValidator } from '../model/validation.ts';
+import type { Actor } from '../model/actor.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Store } from '../store/types.ts';
 import type { Revisions } from './revisions.ts';
@@ -95,11 +97,13 @@ export class SettingsService {
   private readonly store: Store;
   private readonly revisions: Revisions;
   private readonly events: EventBus;
+  private readonly audit: AuditLog;
 
-  constructor(store: Store, revisions: Revisions, events: EventBus) {
-    this.store = store;
-    this.revisions = revisions;
-    this.events = events;
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; audit: AuditLog }) {
+    this.store = deps.store;
+    this.revisions = deps.revisions;
+    this.events = deps.events;
+    this.audit = deps.audit;
   }
 
   /** The settings when they are known to be current without reading the store, else null. */
@@ -117,8 +121,8 @@ export class SettingsService {
     return settings;
   }
 
-  /** Validates a partial update (unknown fields, wrong types, bad ranges → 400) and stores it. */
-  async update(patch: unknown): Promise<Settings> {
+  /** Validates a partial update (unknown fields, wrong types, bad ranges → 400), stores it and audits it for the actor. */
+  async update(patch: unknown, actor: Actor): Promise<Settings> {
     const valid = validatePatch(patch);
     const next = { ...toPlain(await this.get()), ...valid };
     if (next.defaultPageSize > next.maxPageSize) {
@@ -133,6 +137,7 @@ export class SettingsService {
     await this.revisions.bump('settings');
     this.cached = null;
     this.events.emit('settings.updated', { fields: Object.keys(valid) });
+    await this.audit.change(actor, { action: 'settings_updated', message: `Settings updated: ${Object.keys(valid).join(', ') || 'no fields'}`, source: 'settings' });
     return toPlain(await this.get());
   }
 }

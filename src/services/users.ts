@@ -4,7 +4,9 @@ import type { EventBus } from '../events/bus.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
+import type { CallerActor } from '../model/actor.ts';
 import { missingPermissions, type Principal } from '../model/principal.ts';
+import type { AuditLog } from './audit-log.ts';
 import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { Sessions } from './sessions.ts';
@@ -95,8 +97,10 @@ export class UsersService {
   private readonly passwords: Passwords;
   private readonly sessions: Sessions;
   private readonly events: EventBus;
+  private readonly audit: AuditLog;
 
-  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus }) {
+  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus; audit: AuditLog }) {
+    this.audit = deps.audit;
     this.store = deps.store;
     this.groups = deps.groups;
     this.passwords = deps.passwords;
@@ -134,14 +138,15 @@ export class UsersService {
   /**
    * `actor` is who asks (absent for the system itself, e.g. first start). Nobody can put a user
    * into groups that confer permissions the actor lacks, nor manage a user stronger than the
-   * actor — otherwise `manage_users` alone could reach every other permission.
+   * actor — otherwise `manage_users` alone could reach every other permission. The change is
+   * audited for the actor (registration and first start audit themselves).
    */
-  async create(input: unknown, options: { actor?: Principal; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
+  async create(input: unknown, options: { actor?: CallerActor; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
     const valid = validateCreate(input);
     assertPasswordFits(valid.password);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
     const groups = await this.groups.requireAll(groupIds);
-    if (options.actor) assertGrantable(options.actor, permissionsOfGroups(groups), 'put a user into groups granting');
+    if (options.actor) assertGrantable(options.actor.principal, permissionsOfGroups(groups), 'put a user into groups granting');
     const now = new Date();
     try {
       const user = await this.users.insertOne({
@@ -159,6 +164,7 @@ export class UsersService {
         updatedAt: now,
       });
       this.events.emit('user.created', { id: user._id, login: user.login });
+      if (options.actor) await this.audit.change(options.actor, { action: 'user_created', message: `User ${user.login} created`, source: 'users', statusCode: 201 });
       return user;
     } catch (error) {
       throw duplicateUser(error);
@@ -166,15 +172,17 @@ export class UsersService {
   }
 
   /** Admin update: any field. Password or status changes end the user's sessions. */
-  async update(id: string, input: unknown, actor: Principal): Promise<UserDoc> {
+  async update(id: string, input: unknown, actor: CallerActor): Promise<UserDoc> {
     const changes = validateUpdate(input);
     const user = await this.get(id);
-    await this.assertCanManage(user, actor);
+    await this.assertCanManage(user, actor.principal);
     if (changes.groupIds !== undefined) {
       const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
-      assertGrantable(actor, permissionsOfGroups(added), 'put a user into groups granting');
+      assertGrantable(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
     }
-    return this.apply(user, changes);
+    const updated = await this.apply(user, changes);
+    await this.audit.change(actor, { action: 'user_updated', message: `User ${updated.login} updated`, source: 'users' });
+    return updated;
   }
 
   private async assertCanManage(user: UserDoc, actor: Principal): Promise<void> {
@@ -223,16 +231,17 @@ export class UsersService {
     return (await this.users.findById(user._id)) ?? updated;
   }
 
-  async delete(id: string, actor: Principal): Promise<UserDoc> {
+  async delete(id: string, actor: CallerActor): Promise<UserDoc> {
     const user = await this.get(id);
-    if (actor.kind === 'user' && actor.userId === user._id) throw badRequest('You cannot delete your own account');
-    await this.assertCanManage(user, actor);
+    if (actor.principal.kind === 'user' && actor.principal.userId === user._id) throw badRequest('You cannot delete your own account');
+    await this.assertCanManage(user, actor.principal);
     if (await this.isLastActiveAdministrator(user)) {
       throw conflict('This is the last active member of Administrators; add another administrator first');
     }
     await this.users.deleteOne({ _id: user._id });
     await this.sessions.revokeAll(user._id);
     this.events.emit('user.deleted', { id: user._id, login: user.login });
+    await this.audit.change(actor, { action: 'user_deleted', message: `User ${user.login} deleted`, source: 'users' });
     return user;
   }
 

@@ -322,7 +322,7 @@ describe('paths', () => {
     const res = await t.api('POST', '/api/endpoints', { token: admin, body: definition({ path }) });
     expect(res.status, res.text).toBe(400);
     expect(res.body.error).toMatch(new RegExp(`^Invalid path: \\S+ would shadow ${clash.replace(/[/]/g, '\\/')}, which the service serves itself$`));
-    expect(res.body.details).toEqual([{ field: 'path', message: `would shadow ${clash}` }]);
+    expect(res.body.details).toEqual([{ field: 'path', message: `would shadow ${clash}, which the service serves itself` }]);
   });
 
   it('a path next to the management routes is fine', async () => {

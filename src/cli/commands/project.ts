@@ -49,12 +49,14 @@ function registerValidate(program: Command, context: CliContext): void {
     .action(async (dirArgument: string | undefined) => {
       const dir = projectDir(context, dirArgument);
       const { loadProject, formatProblem } = await import('../../project/files.ts');
+      const { KINDS, specsOf } = await import('../../project/kinds/index.ts');
       const { bundle, problems } = loadProject(dir);
-      const definitions = bundle.groups.length + bundle.endpoints.length;
+      const perKind = KINDS.map((kind) => ({ noun: kind.kind, count: specsOf(bundle, kind).length }));
+      const definitions = perKind.reduce((sum, kind) => sum + kind.count, 0);
       const out = context.out;
       out.result({ valid: problems.length === 0, dir, definitions, problems }, () => {
         if (problems.length === 0) {
-          out.success(`${definitions} definitions valid (${plural(bundle.groups.length, 'group')}, ${plural(bundle.endpoints.length, 'endpoint')}) in ${dir}`);
+          out.success(`${definitions} definitions valid (${perKind.map((kind) => plural(kind.count, kind.noun)).join(', ')}) in ${dir}`);
         } else {
           for (const problem of problems) out.line(formatProblem(problem));
         }
@@ -115,7 +117,7 @@ function registerApply(program: Command, context: CliContext): void {
       const prune = options.prune ?? false;
       const dryRun = options.dryRun ?? false;
       const bundle = await loadOrFail(context, dir);
-      if (prune && bundle.groups.length === 0 && bundle.endpoints.length === 0) {
+      if (prune && (await import('../../project/bundle-shape.ts')).isEmptyBundle(bundle)) {
         throw new CliError(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`, EXIT.failure);
       }
       const client = await context.client();

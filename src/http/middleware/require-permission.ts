@@ -1,14 +1,20 @@
 import type { Next } from 'koa';
 import { forbidden, unauthorized } from '../../lib/errors.ts';
+import type { CallerActor } from '../../model/actor.ts';
 import { hasAnyPermission, type Principal } from '../../model/principal.ts';
 import type { Permission } from '../../model/permissions.ts';
-import type { DynContext } from '../state.ts';
+import { requestInfo, type DynContext } from '../state.ts';
 
 /** No valid credentials: 401. Valid but lacking every listed permission: 403. */
 export function requirePrincipal(ctx: DynContext): Principal {
   const principal = ctx.state.principal;
   if (!principal) throw unauthorized(ctx.state.authError ?? 'Authentication required');
   return principal;
+}
+
+/** The caller as the services take it: who (for permission checks and the audit log) and the request. */
+export function requireActor(ctx: DynContext): CallerActor {
+  return { principal: requirePrincipal(ctx), request: requestInfo(ctx) };
 }
 
 export function requireAuth() {

@@ -1,16 +1,12 @@
-import { principalUserId } from '../../model/principal.ts';
 import { publicApiKey } from '../../services/api-keys.ts';
 import type { Services } from '../container.ts';
-import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
 
 export function apiKeyRoutes(router: ApiRouter, services: Services): void {
   const manage = requireAny('manage_api');
-  const audit = (ctx: DynContext, action: string, message: string, status: number) =>
-    services.audit.record({ action, message, source: 'api-keys', userId: principalUserId(ctx.state.principal), statusCode: status, ...requestInfo(ctx) });
 
   router.get('/api-keys', manage, async (ctx) => {
     const query = listQuery(ctx);
@@ -23,20 +19,17 @@ export function apiKeyRoutes(router: ApiRouter, services: Services): void {
 
   // The key itself is in this response only (data.key); the store keeps a bcrypt hash.
   router.post('/api-keys', manage, async (ctx) => {
-    const { doc, key } = await services.apiKeys.create(ctx.request.body, requirePrincipal(ctx));
-    await audit(ctx, 'api_key_created', `API key "${doc.name}" created`, 201);
+    const { doc, key } = await services.apiKeys.create(ctx.request.body, requireActor(ctx));
     ok(ctx, { ...publicApiKey(doc), key }, { status: 201 });
   });
 
   router.put('/api-keys/:id', manage, async (ctx) => {
-    const doc = await services.apiKeys.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
-    await audit(ctx, 'api_key_updated', `API key "${doc.name}" updated`, 200);
+    const doc = await services.apiKeys.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicApiKey(doc));
   });
 
   router.delete('/api-keys/:id', manage, async (ctx) => {
-    const doc = await services.apiKeys.revoke(ctx.params.id as string);
-    await audit(ctx, 'api_key_revoked', `API key "${doc.name}" revoked`, 200);
+    const doc = await services.apiKeys.revoke(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicApiKey(doc));
   });
 }

@@ -1,15 +1,13 @@
 import { isIP } from 'node:net';
 import { AppError, badRequest } from '../../lib/errors.ts';
-import { principalUserId } from '../../model/principal.ts';
 import type { EndpointDoc } from '../../model/endpoint.ts';
 import { compileValidator } from '../../model/validation.ts';
 import { endpointDocs, endpointExamples } from '../../runtime/endpoint-docs.ts';
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
 
 interface TestInput {
@@ -40,8 +38,6 @@ const validateTest = compileValidator<TestInput>({
 export function endpointRoutes(router: ApiRouter, services: Services): void {
   const read = requireAny('view', 'manage_api');
   const write = requireAny('manage_api');
-  const audit = (ctx: DynContext, action: string, message: string, status: number) =>
-    services.audit.record({ action, message, source: 'endpoints', userId: principalUserId(ctx.state.principal), statusCode: status, ...requestInfo(ctx) });
 
   const presentOne = async (doc: EndpointDoc) => (await services.endpoints.present([doc]))[0];
 
@@ -54,18 +50,15 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, publicEndpointGroup(await services.endpointGroups.get(ctx.params.id as string)));
   });
   router.post('/endpoints/groups', write, async (ctx) => {
-    const group = await services.endpointGroups.create(ctx.request.body);
-    await audit(ctx, 'endpoint_group_created', `Endpoint group ${group.name} created`, 201);
+    const group = await services.endpointGroups.create(ctx.request.body, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group), { status: 201 });
   });
   router.put('/endpoints/groups/:id', write, async (ctx) => {
-    const group = await services.endpointGroups.update(ctx.params.id as string, ctx.request.body);
-    await audit(ctx, 'endpoint_group_updated', `Endpoint group ${group.name} updated`, 200);
+    const group = await services.endpointGroups.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
   router.delete('/endpoints/groups/:id', write, async (ctx) => {
-    const group = await services.endpointGroups.delete(ctx.params.id as string);
-    await audit(ctx, 'endpoint_group_deleted', `Endpoint group ${group.name} deleted`, 200);
+    const group = await services.endpointGroups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
 
@@ -78,18 +71,15 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, await presentOne(await services.endpoints.get(ctx.params.id as string)));
   });
   router.post('/endpoints', write, async (ctx) => {
-    const endpoint = await services.endpoints.create(ctx.request.body);
-    await audit(ctx, 'endpoint_created', `Endpoint ${endpoint.method} ${endpoint.path} created`, 201);
+    const endpoint = await services.endpoints.create(ctx.request.body, requireActor(ctx));
     ok(ctx, await presentOne(endpoint), { status: 201 });
   });
   router.put('/endpoints/:id', write, async (ctx) => {
-    const endpoint = await services.endpoints.update(ctx.params.id as string, ctx.request.body);
-    await audit(ctx, 'endpoint_updated', `Endpoint ${endpoint.method} ${endpoint.path} updated`, 200);
+    const endpoint = await services.endpoints.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });
   router.delete('/endpoints/:id', write, async (ctx) => {
-    const endpoint = await services.endpoints.delete(ctx.params.id as string);
-    await audit(ctx, 'endpoint_deleted', `Endpoint ${endpoint.method} ${endpoint.path} deleted`, 200);
+    const endpoint = await services.endpoints.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });
 

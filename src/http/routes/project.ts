@@ -1,5 +1,4 @@
 import { badRequest } from '../../lib/errors.ts';
-import { principalUserId } from '../../model/principal.ts';
 import { applyBundle, importBundle, planBundle } from '../../project/apply.ts';
 import type { Bundle } from '../../project/bundle.ts';
 import { checkBundleShape } from '../../project/bundle-shape.ts';
@@ -7,10 +6,10 @@ import { summarize } from '../../project/diff.ts';
 import { exportBundle } from '../../project/export.ts';
 import type { Services } from '../container.ts';
 import { readBundleBody, toYaml } from '../bundle-body.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { readQuery } from '../query.ts';
 import { ok } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
+import type { DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
 
 /**
@@ -19,8 +18,6 @@ import type { ApiRouter } from './router.ts';
  */
 export function projectRoutes(router: ApiRouter, services: Services): void {
   const manage = requireAny('manage_api');
-  const audit = (ctx: DynContext, action: string, message: string) =>
-    services.audit.record({ action, message, source: 'project', userId: principalUserId(ctx.state.principal), statusCode: 200, ...requestInfo(ctx) });
   const bundleOf = async (ctx: DynContext): Promise<Bundle> => checkBundleShape(await readBundleBody(ctx, services.config.bodyLimitBytes));
 
   router.get('/project/export', manage, async (ctx) => {
@@ -42,17 +39,14 @@ export function projectRoutes(router: ApiRouter, services: Services): void {
   router.post('/project/apply', manage, async (ctx) => {
     const query = readQuery(ctx, ['prune', 'dryRun']);
     const bundle = definitionsOnly(await bundleOf(ctx));
-    const result = await applyBundle(services, bundle, { prune: flag(query, 'prune'), dryRun: flag(query, 'dryRun') });
-    if (result.applied) await audit(ctx, 'project_applied', `Project applied${flag(query, 'prune') ? ' with prune' : ''}: ${counts(result.summary)}`);
+    const result = await applyBundle(services, bundle, { prune: flag(query, 'prune'), dryRun: flag(query, 'dryRun'), actor: requireActor(ctx) });
     ok(ctx, result);
   });
 
   router.post('/project/import', manage, async (ctx) => {
     const query = readQuery(ctx, ['mode']);
     const mode = choice(query, 'mode', ['merge', 'replace'], 'merge');
-    const result = await importBundle(await bundleOf(ctx), { mode }, services);
-    const extra = [result.records !== null ? `${result.records} records` : '', result.settings ? 'settings' : ''].filter(Boolean);
-    await audit(ctx, 'project_imported', `Project imported (${mode}): ${counts(result.summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`);
+    const result = await importBundle(await bundleOf(ctx), { mode, actor: requireActor(ctx) }, services);
     ok(ctx, result);
   });
 
@@ -83,8 +77,4 @@ function definitionsOnly(bundle: Bundle): Bundle {
     throw badRequest(`Invalid bundle: ${extra.join(' and ')} can only be imported (POST /api/project/import)`, extra.map((field) => ({ field, message: 'is only accepted by import' })));
   }
   return bundle;
-}
-
-function counts(summary: { create: number; update: number; delete: number }): string {
-  return `${summary.create} created, ${summary.update} updated, ${summary.delete} deleted`;
 }

@@ -1,16 +1,12 @@
-import { principalUserId } from '../../model/principal.ts';
 import type { Services } from '../container.ts';
 import { toPlain } from '../../services/settings.ts';
-import { requireAny } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { readQuery } from '../query.ts';
 import { ok } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
 
 export function settingsRoutes(router: ApiRouter, services: Services): void {
   const manage = requireAny('manage_users', 'manage_api');
-  const audit = (ctx: DynContext, action: string, message: string) =>
-    services.audit.record({ action, message, source: 'settings', userId: principalUserId(ctx.state.principal), statusCode: 200, ...requestInfo(ctx) });
 
   router.get('/settings', manage, async (ctx) => {
     readQuery(ctx, []);
@@ -18,23 +14,18 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.put('/settings', manage, async (ctx) => {
-    const body = ctx.request.body;
-    const settings = await services.settings.update(body);
-    const fields = body && typeof body === 'object' ? Object.keys(body).join(', ') : '';
-    await audit(ctx, 'settings_updated', `Settings updated: ${fields || 'no fields'}`);
+    const settings = await services.settings.update(ctx.request.body, requireActor(ctx));
     ok(ctx, { ...settings, logsCount: await services.audit.count() });
   });
 
   router.delete('/settings/logs', manage, async (ctx) => {
-    const deleted = await services.audit.clear();
-    await audit(ctx, 'logs_cleared', `Audit log cleared (${deleted} entries)`);
+    const deleted = await services.audit.clear(requireActor(ctx));
     ok(ctx, { deleted });
   });
 
   router.delete('/settings/logs/old', manage, async (ctx) => {
     const days = (await services.settings.get()).logRetentionDays;
-    const deleted = await services.audit.purgeOlderThan(days);
-    await audit(ctx, 'logs_purged', `Audit log entries older than ${days} days removed (${deleted})`);
+    const deleted = await services.audit.purgeOlderThan(days, requireActor(ctx));
     ok(ctx, { deleted, olderThanDays: days });
   });
 }

@@ -1,17 +1,13 @@
 import type { Services } from '../container.ts';
 import { publicUser } from '../../services/users.ts';
-import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
+import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
-import { principalUserId } from '../../model/principal.ts';
 import type { ApiRouter } from './router.ts';
 
 export function userRoutes(router: ApiRouter, services: Services): void {
   const read = requireAny('view', 'manage_users');
   const write = requireAny('manage_users');
-  const audit = (ctx: DynContext, action: string, message: string, status: number) =>
-    services.audit.record({ action, message, source: 'users', userId: principalUserId(ctx.state.principal), statusCode: status, ...requestInfo(ctx) });
 
   router.get('/users', read, async (ctx) => {
     const query = listQuery(ctx);
@@ -23,20 +19,17 @@ export function userRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.post('/users', write, async (ctx) => {
-    const user = await services.users.create(ctx.request.body, { actor: requirePrincipal(ctx) });
-    await audit(ctx, 'user_created', `User ${user.login} created`, 201);
+    const user = await services.users.create(ctx.request.body, { actor: requireActor(ctx) });
     ok(ctx, publicUser(user), { status: 201 });
   });
 
   router.put('/users/:id', write, async (ctx) => {
-    const user = await services.users.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
-    await audit(ctx, 'user_updated', `User ${user.login} updated`, 200);
+    const user = await services.users.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicUser(user));
   });
 
   router.delete('/users/:id', write, async (ctx) => {
-    const user = await services.users.delete(ctx.params.id as string, requirePrincipal(ctx));
-    await audit(ctx, 'user_deleted', `User ${user.login} deleted`, 200);
+    const user = await services.users.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicUser(user));
   });
 }

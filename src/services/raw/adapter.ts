@@ -2,6 +2,7 @@
 // fields, order), what each field of a document is to a writer, and the writes themselves, which
 // call the collection's own service so its invariants hold. One small adapter per collection;
 // the registry (registry.ts) lists them and raw-collections.ts does the rest generically.
+import type { CallerActor } from '../../model/actor.ts';
 import type { Principal } from '../../model/principal.ts';
 import type { Doc, SortSpec } from '../../store/types.ts';
 import type { RequestInfo } from '../auth.ts';
@@ -35,6 +36,9 @@ export interface RawActor {
   principal: Principal;
   request: RequestInfo;
 }
+
+/** The actor a collection's service audits a browser write with (source `database`). */
+export const asActor = (actor: RawActor): CallerActor => ({ principal: actor.principal, request: { ip: actor.request.ip, method: actor.request.method, path: actor.request.path }, source: 'database' });
 
 export interface RawAdapter {
   /** The name the browser shows; also the store collection's name. */

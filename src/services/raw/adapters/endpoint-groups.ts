@@ -2,7 +2,7 @@
 // rules, no deleting a group endpoints still use, the revision that rebuilds route tables).
 import { DEFAULT_NETWORK_ACCESS } from '../../../model/endpoint.ts';
 import type { EndpointGroupsService } from '../../endpoint-groups.ts';
-import { editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function endpointGroupsAdapter(groups: EndpointGroupsService): RawAdapter {
   return {
@@ -20,8 +20,8 @@ export function endpointGroupsAdapter(groups: EndpointGroupsService): RawAdapter
       ...STAMPS,
     },
     label: (doc) => String(doc.name),
-    create: (input) => groups.create(input),
-    replace: (current, changes) => groups.update(current._id, changes),
-    delete: (current) => groups.delete(current._id),
+    create: (input, actor) => groups.create(input, asActor(actor)),
+    replace: (current, changes, actor) => groups.update(current._id, changes, asActor(actor)),
+    delete: (current, actor) => groups.delete(current._id, asActor(actor)),
   };
 }

@@ -4,7 +4,7 @@
 // request (and the project directory gets it written back).
 import { DEFAULT_NETWORK_ACCESS } from '../../../model/endpoint.ts';
 import { slugify, type EndpointsService } from '../../endpoints.ts';
-import { editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
   return {
@@ -33,8 +33,8 @@ export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
       ...STAMPS,
     },
     label: (doc) => `${String(doc.method)} ${String(doc.path)}`,
-    create: (input) => endpoints.create(input),
-    replace: (current, changes) => endpoints.update(current._id, changes),
-    delete: (current) => endpoints.delete(current._id),
+    create: (input, actor) => endpoints.create(input, asActor(actor)),
+    replace: (current, changes, actor) => endpoints.update(current._id, changes, asActor(actor)),
+    delete: (current, actor) => endpoints.delete(current._id, asActor(actor)),
   };
 }

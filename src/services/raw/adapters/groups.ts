@@ -1,7 +1,7 @@
 // Raw `groups`: writes go through GroupsService (unique names, system groups kept, no granting
 // of permissions the caller lacks, no deleting a group that still has members).
 import type { GroupsService } from '../../groups.ts';
-import { editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function groupsAdapter(groups: GroupsService): RawAdapter {
   return {
@@ -10,8 +10,8 @@ export function groupsAdapter(groups: GroupsService): RawAdapter {
     sort: { name: 1 },
     fields: { name: editable(), description: editable(''), permissions: editable([]), nameKey: MANAGED, isSystem: MANAGED, ...STAMPS },
     label: (doc) => String(doc.name),
-    create: (input, actor) => groups.create(input, actor.principal),
-    replace: (current, changes, actor) => groups.update(current._id, changes, actor.principal),
-    delete: (current) => groups.delete(current._id),
+    create: (input, actor) => groups.create(input, asActor(actor)),
+    replace: (current, changes, actor) => groups.update(current._id, changes, asActor(actor)),
+    delete: (current, actor) => groups.delete(current._id, asActor(actor)),
   };
 }

@@ -1,7 +1,7 @@
 // Raw `logs`: the audit log is written by the service itself, so the browser reads it and may
 // delete entries or clear it (each of which is audited in turn), but never creates or edits one.
 import type { AuditLog } from '../../audit-log.ts';
-import { MANAGED, type RawAdapter } from '../adapter.ts';
+import { asActor, MANAGED, type RawAdapter } from '../adapter.ts';
 
 export function logsAdapter(audit: AuditLog): RawAdapter {
   return {
@@ -14,6 +14,6 @@ export function logsAdapter(audit: AuditLog): RawAdapter {
       await audit.deleteOne(current._id);
       return current;
     },
-    clear: () => audit.clear(),
+    clear: (actor) => audit.clear(asActor(actor)),
   };
 }

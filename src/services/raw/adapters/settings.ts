@@ -5,7 +5,7 @@
 import { badRequest, conflict } from '../../../lib/errors.ts';
 import type { Store } from '../../../store/types.ts';
 import { DEFAULT_SETTINGS, type SettingsService } from '../../settings.ts';
-import { CREATE_ONLY, editable, MANAGED, type RawAdapter } from '../adapter.ts';
+import { asActor, CREATE_ONLY, editable, MANAGED, type RawActor, type RawAdapter } from '../adapter.ts';
 
 const KEY = 'global';
 
@@ -15,9 +15,9 @@ export function settingsAdapter(settings: SettingsService, store: Store): RawAda
     if (!doc) throw new Error('the settings document was not written');
     return doc;
   };
-  const write = async (values: unknown) => {
+  const write = async (values: unknown, actor: RawActor) => {
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw badRequest('Invalid document: values must be an object of settings', [{ field: 'values', message: 'must be an object' }]);
-    await settings.update({ ...structuredClone(DEFAULT_SETTINGS), ...values });
+    await settings.update({ ...structuredClone(DEFAULT_SETTINGS), ...values }, asActor(actor));
     return stored();
   };
   return {
@@ -26,13 +26,13 @@ export function settingsAdapter(settings: SettingsService, store: Store): RawAda
     sort: { key: 1 },
     fields: { key: CREATE_ONLY, values: editable({}), updatedAt: MANAGED },
     label: (doc) => String(doc.key),
-    async create(input) {
+    async create(input, actor) {
       if (input.key !== KEY) throw badRequest(`Invalid document: the only settings document has key "${KEY}"`, [{ field: 'key', message: `must be "${KEY}"` }]);
       if (await store.collection('systemsettings').findOne({ key: KEY })) throw conflict('The settings document exists; replace it with PUT');
-      return write(input.values ?? {});
+      return write(input.values ?? {}, actor);
     },
-    async replace(current, changes) {
-      return changes.values === undefined ? current : write(changes.values);
+    async replace(current, changes, actor) {
+      return changes.values === undefined ? current : write(changes.values, actor);
     },
   };
 }

@@ -2,7 +2,7 @@
 // checks, nobody granting what they lack, last-administrator protection, session revocation).
 // A password can be given on create only; the hash and token material can never be set.
 import type { UsersService } from '../../users.ts';
-import { CREATE_ONLY, editable, MANAGED, SECRET, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, CREATE_ONLY, editable, MANAGED, SECRET, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function usersAdapter(users: UsersService): RawAdapter {
   return {
@@ -27,8 +27,8 @@ export function usersAdapter(users: UsersService): RawAdapter {
       ...STAMPS,
     },
     label: (doc) => String(doc.login),
-    create: (input, actor) => users.create(input, { actor: actor.principal }),
-    replace: (current, changes, actor) => users.update(current._id, changes, actor.principal),
-    delete: (current, actor) => users.delete(current._id, actor.principal),
+    create: (input, actor) => users.create(input, { actor: asActor(actor) }),
+    replace: (current, changes, actor) => users.update(current._id, changes, asActor(actor)),
+    delete: (current, actor) => users.delete(current._id, asActor(actor)),
   };
 }
