@@ -77,7 +77,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const endpointGroups = new EndpointGroupsService(store, revisions, events);
   const handlers = new HandlerCache();
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
-  const routes = new RouteCache({ store, revisions, logger });
+  const routes = new RouteCache({ store, revisions, logger, handlers });
   const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, logger });
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
