@@ -31,11 +31,6 @@ export class HandlerCache {
     }
   }
 
-  /** How many compiled handlers are held (each owns one isolate). */
-  get size(): number {
-    return this.entries.size;
-  }
-
   close(): void {
     this.retain(new Map());
   }

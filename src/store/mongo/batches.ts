@@ -71,7 +71,7 @@ export async function finishPendingBatches(db: Db, driver: BatchDriver, minAgeMs
   let finished = 0;
   for (const header of headers) {
     if (header.state !== 'ready') {
-      if (now - header.createdAt.getTime() > ABANDONED_AFTER_MS) await forget(db, header.batchId);
+      if (now - header.createdAt.getTime() > ABANDONED_AFTER_MS) await forget(db, driver, header.batchId);
       continue;
     }
     if (now - (header.readyAt ?? header.createdAt).getTime() < minAgeMs) continue;
@@ -99,11 +99,11 @@ async function replay(db: Db, driver: BatchDriver, batchId: string, writes: read
   } catch (error) {
     // A refused anchor (a duplicate key) wrote nothing: the batch is dropped, not retried. After
     // any other failure it may have landed, so the batch stays for finishPendingBatches.
-    if (error instanceof DuplicateKeyError) await forget(db, batchId);
+    if (error instanceof DuplicateKeyError) await forget(db, driver, batchId);
     throw error;
   }
   if (matched.matchedCount === 0) {
-    await forget(db, batchId);
+    await forget(db, driver, batchId);
     return false;
   }
   // Consecutive writes to one collection go in one ordered bulk write.
@@ -122,10 +122,10 @@ async function replay(db: Db, driver: BatchDriver, batchId: string, writes: read
       db.collection(recount.collection).updateOne(recount.key, { $set: { [recount.field]: count }, $setOnInsert: { _id: newId() } }, { upsert: true }),
     );
   }
-  await forget(db, batchId);
+  await forget(db, driver, batchId);
   return true;
 }
 
-async function forget(db: Db, batchId: string): Promise<void> {
-  await db.collection<PendingDoc>(PENDING_BATCHES).deleteMany({ batchId });
+async function forget(db: Db, driver: BatchDriver, batchId: string): Promise<void> {
+  await driver.guard(PENDING_BATCHES, () => db.collection<PendingDoc>(PENDING_BATCHES).deleteMany({ batchId }));
 }
