@@ -81,5 +81,5 @@ it(
       if (answered?.status === 200) expect(after.path).toBe(to);
     }
   },
-  90_000,
+  180_000,
 );
