@@ -107,6 +107,29 @@ describe('logout ends one session', () => {
   });
 });
 
+describe('an ended session on another instance', () => {
+  it('stops working there within 2 seconds, while the user’s other session keeps working', async () => {
+    const other = await startTestServer({ JWT_SECRET, JWT_REFRESH_SECRET }, t.dataDir);
+    try {
+      const { a, b } = await signIn();
+      const onOther = async (session: Session) => (await other.api('GET', '/api/users', { token: session.accessToken })).status;
+      // The other instance has seen (and cached) both sessions as live.
+      expect([await onOther(a), await onOther(b)]).toEqual([200, 200]);
+      expect((await t.api('POST', '/api/auth/logout', { token: a.accessToken })).status).toBe(200);
+      const ended = Date.now();
+      while ((await onOther(a)) === 200) {
+        // The cache holds for 2 s; the rest is margin for a loaded machine.
+        expect(Date.now() - ended).toBeLessThan(4000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await onOther(a)).toBe(401);
+      expect(await onOther(b)).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('token claims are checked, not assumed', () => {
   const secretOf = (type: 'access' | 'refresh') => new TextEncoder().encode(type === 'access' ? JWT_SECRET : JWT_REFRESH_SECRET);
 
