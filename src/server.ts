@@ -53,6 +53,8 @@ export interface RunningServer {
 }
 
 const SWEEP_INTERVAL_MS = 30_000;
+/** A recorded batch not finished after this long belongs to an instance that died (MongoDB). */
+const STALLED_BATCH_MS = 5 * 60_000;
 const LOG_RETENTION_INTERVAL_MS = 60 * 60_000;
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -89,7 +91,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const endpointGroups = new EndpointGroupsService({ store, revisions, events, audit });
   const handlers = new HandlerCache();
   const counter = new CallCounter((counts) => endpoints.addCalls(counts), (error) => logger.warn('call counter flush failed', { error }));
-  const routes = new RouteCache({ store, revisions, logger });
+  const routes = new RouteCache({ store, revisions, logger, handlers });
   const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, daily, logger });
   const cronRuns = new CronRunsService(store);
   const cronJobs = new CronJobsService({ store, revisions, audit, users, authenticator, checkAction: async (action) => checkCronAction(action, await settings.get()) });
@@ -105,6 +107,8 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
+  // A path change a crash interrupted (MongoDB) is finished before anything is served.
+  await endpoints.finishInterruptedMoves();
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
   // Files win at startup; an empty project directory is filled from the store instead.
@@ -178,6 +182,8 @@ function startHousekeeping(services: Services): { stop(): void } {
     try {
       await store.sweepExpired();
       await lockout.purgeExpired();
+      // Another instance that died mid-batch left it to whoever is still running.
+      await services.endpoints.finishInterruptedMoves(STALLED_BATCH_MS);
     } catch (error) {
       logger.warn('expiry sweep failed', { error });
     }

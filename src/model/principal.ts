@@ -1,8 +1,11 @@
 import type { Permission } from './permissions.ts';
 
-/** Who is calling: a signed-in user or an API key, each with the permissions it acts with. */
+/**
+ * Who is calling: a signed-in user or an API key, each with the permissions it acts with. A
+ * user's `sessionId` is the session their access token belongs to (what logout ends).
+ */
 export type Principal =
-  | { kind: 'user'; userId: string; login: string; groupIds: string[]; permissions: ReadonlySet<Permission> }
+  | { kind: 'user'; userId: string; login: string; groupIds: string[]; permissions: ReadonlySet<Permission>; sessionId?: string }
   | { kind: 'apiKey'; keyId: string; name: string; permissions: ReadonlySet<Permission> };
 
 export function hasAnyPermission(principal: Principal, wanted: readonly Permission[]): boolean {

@@ -4,10 +4,12 @@ import type { CompiledHandler, HandlerLimits } from '../sandbox/handler-types.ts
 
 /**
  * Compiled handlers, one per endpoint, recompiled only when the endpoint's revision or the
- * handler limits (settings) change. Replaced and removed handlers are disposed.
+ * handler limits (settings) change. A replaced handler is disposed at once; handlers of endpoints
+ * that were deleted, disabled, lost their handler or changed are disposed when the route table is
+ * rebuilt (`retain`). Disposal waits for runs in flight, so a request on the old code finishes.
  */
 export class HandlerCache {
-  private readonly entries = new Map<string, { key: string; handler: CompiledHandler }>();
+  private readonly entries = new Map<string, { key: string; revision: number; handler: CompiledHandler }>();
 
   get(doc: EndpointDoc, limits: HandlerLimits): CompiledHandler {
     const key = `${doc.revision}:${limits.memoryMb}:${limits.timeoutMs}`;
@@ -15,14 +17,14 @@ export class HandlerCache {
     if (entry?.key === key) return entry.handler;
     entry?.handler.dispose();
     const handler = compileHandler(doc.handler.code, limits);
-    this.entries.set(doc._id, { key, handler });
+    this.entries.set(doc._id, { key, revision: doc.revision, handler });
     return handler;
   }
 
-  /** Disposes handlers of endpoints that are no longer served. */
-  retain(ids: ReadonlySet<string>): void {
+  /** Keeps only the handlers of these endpoints at these revisions (endpoint id → revision). */
+  retain(served: ReadonlyMap<string, number>): void {
     for (const [id, entry] of this.entries) {
-      if (!ids.has(id)) {
+      if (served.get(id) !== entry.revision) {
         entry.handler.dispose();
         this.entries.delete(id);
       }
@@ -30,6 +32,6 @@ export class HandlerCache {
   }
 
   close(): void {
-    this.retain(new Set());
+    this.retain(new Map());
   }
 }

@@ -2,18 +2,21 @@ import type { Logger } from '../lib/logger.ts';
 import type { EndpointDoc, EndpointGroupDoc } from '../model/endpoint.ts';
 import type { Revisions } from '../services/revisions.ts';
 import type { Store } from '../store/types.ts';
+import type { HandlerCache } from './handler-cache.ts';
 import { compileEndpoint, RouteTable, type CompiledEndpoint } from './route-table.ts';
 
 /**
  * Holds this instance's route table and rebuilds it when the `endpoints` revision in the store
  * changes — whoever made the change, on whichever instance. Concurrent requests during a rebuild
  * share one rebuild. A definition that fails to compile is logged and left out, never fatal.
+ * A rebuild also releases the compiled handlers (isolates) of definitions no longer served as
+ * they were.
  */
 export class RouteCache {
   private table: RouteTable = new RouteTable([]);
   private revision = -1;
   private building: { revision: number; table: Promise<RouteTable> } | null = null;
-  private readonly deps: { store: Store; revisions: Revisions; logger: Logger };
+  private readonly deps: { store: Store; revisions: Revisions; logger: Logger; handlers?: HandlerCache };
 
   constructor(deps: RouteCache['deps']) {
     this.deps = deps;
@@ -71,6 +74,7 @@ export class RouteCache {
     if (revision >= this.revision) {
       this.table = table;
       this.revision = revision;
+      this.deps.handlers?.retain(new Map(compiled.filter((e) => e.doc.handler.enabled).map((e) => [e.doc._id, e.doc.revision])));
     }
     return table;
   }

@@ -57,6 +57,26 @@ const MIN_MEMORY_MB = 8;
 /** A cheap save-time check; code that defines `handler` some other way still runs. */
 const DEFINES_HANDLER = /\bfunction\s+handler\s*\(|\b(?:const|let|var)\s+handler\s*=/;
 
+/**
+ * Every isolate this process opened that may still be live, for `liveIsolateCount` (how tests and
+ * operators see that isolates are released). Disposed ones are pruned when counted, and whenever
+ * the set has doubled since the last prune, so it stays as small as the live isolates.
+ */
+const opened = new Set<ivm.Isolate>();
+let pruneAt = 64;
+
+function track(isolate: ivm.Isolate): ivm.Isolate {
+  opened.add(isolate);
+  if (opened.size >= pruneAt) pruneAt = Math.max(64, 2 * liveIsolateCount());
+  return isolate;
+}
+
+/** How many handler isolates are live (not disposed) in this process. */
+export function liveIsolateCount(): number {
+  for (const isolate of opened) if (isolate.isDisposed) opened.delete(isolate);
+  return opened.size;
+}
+
 /** Compiles `code` (which must define `async function handler(req, db)`) for repeated runs. */
 export function compileHandler(code: string, limits: HandlerLimits): CompiledHandler {
   checkLimits(limits);
@@ -238,7 +258,7 @@ class IsolateHandler implements CompiledHandler {
 }
 
 function openSandboxSync(code: string, limits: HandlerLimits): Sandbox {
-  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  const isolate = track(new ivm.Isolate({ memoryLimit: limits.memoryMb }));
   let opened = false;
   try {
     const script = compileOrExplain(() => isolate.compileScriptSync(code, { filename: HANDLER_FILENAME }));
@@ -252,7 +272,7 @@ function openSandboxSync(code: string, limits: HandlerLimits): Sandbox {
 
 /** Opens the replacement of a disposed isolate, compiling off the host thread (the code compiled once already). */
 async function openSandbox(code: string, limits: HandlerLimits): Promise<Sandbox> {
-  const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
+  const isolate = track(new ivm.Isolate({ memoryLimit: limits.memoryMb }));
   let opened = false;
   try {
     const [script, prelude] = await Promise.all([

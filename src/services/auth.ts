@@ -6,7 +6,7 @@ import type { Authenticator } from './authenticator.ts';
 import type { DailyStats } from './daily-stats.ts';
 import type { LoginLockout } from './login-lockout.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
-import type { Sessions } from './sessions.ts';
+import type { IssuedSession, Sessions } from './sessions.ts';
 import type { SettingsService } from './settings.ts';
 import { TokenError, type RefreshClaims, type Tokens } from './tokens.ts';
 import { EMAIL_SCHEMA, LOGIN_SCHEMA, loginKey, NAME_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
@@ -45,6 +45,11 @@ const validateRefresh = compileValidator<{ refreshToken?: string }>({
   type: 'object',
   additionalProperties: false,
   properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 4096 } },
+});
+const validateLogout = compileValidator<{ refreshToken?: string; all?: boolean }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 4096 }, all: { type: 'boolean' } },
 });
 const validateRegister = compileValidator<{ login: string; email: string; password: string; name: string }>({
   type: 'object',
@@ -107,40 +112,61 @@ export class AuthService {
     return this.issue(user);
   }
 
-  /** Rotation: the presented refresh token's session is consumed; a second use fails. */
+  /** Rotation: the presented refresh token's secret is replaced; a second use fails. The session stays. */
   async refresh(refreshToken: string): Promise<LoginResult> {
-    const claims = await this.consumeRefreshToken(refreshToken);
+    const claims = await this.verifyRefreshToken(refreshToken);
+    const policy = await this.deps.settings.get();
+    const session = await this.deps.sessions.rotate(claims.userId, claims.sessionId, claims.secret, policy.refreshTokenTtlSeconds);
+    if (!session) throw unauthorized(INVALID_REFRESH);
     const user = await this.deps.users.findById(claims.userId);
-    if (!user || user.status !== 'active' || user.tokenVersion !== claims.tokenVersion) throw unauthorized(INVALID_REFRESH);
-    return this.issue(user);
+    if (!user || user.status !== 'active' || user.tokenVersion !== claims.tokenVersion) {
+      await this.deps.sessions.end(claims.userId, claims.sessionId);
+      throw unauthorized(INVALID_REFRESH);
+    }
+    return this.tokensFor(user, session);
   }
 
-  /** Verifies a refresh token and ends its session: true for exactly one caller, on any instance. */
-  private async consumeRefreshToken(refreshToken: string): Promise<RefreshClaims> {
-    let claims: RefreshClaims;
+  private async verifyRefreshToken(refreshToken: string): Promise<RefreshClaims> {
     try {
-      claims = await this.deps.tokens.verifyRefresh(refreshToken);
+      return await this.deps.tokens.verifyRefresh(refreshToken);
     } catch (error) {
       if (error instanceof TokenError) throw unauthorized(INVALID_REFRESH);
       throw error;
     }
-    if (!(await this.deps.sessions.consume(claims.userId, claims.sessionId))) throw unauthorized(INVALID_REFRESH);
-    return claims;
   }
 
   parseRefresh(input: unknown): string | undefined {
     return validateRefresh(input ?? {}).refreshToken;
   }
 
-  async logout(userId: string, request: RequestInfo): Promise<void> {
-    await this.deps.sessions.revokeAll(userId);
-    await this.deps.audit.record({ action: 'logout', message: 'User signed out', source: 'auth', userId, statusCode: 200, ...request });
+  parseLogout(input: unknown): { refreshToken?: string; all: boolean } {
+    const valid = validateLogout(input ?? {});
+    return { ...(valid.refreshToken !== undefined ? { refreshToken: valid.refreshToken } : {}), all: valid.all ?? false };
+  }
+
+  /**
+   * Ends the session the caller's access token belongs to, or with `all` every session of the
+   * user (other devices and CLIs included).
+   */
+  async logout(session: { userId: string; sessionId?: string }, options: { all: boolean }, request: RequestInfo): Promise<void> {
+    if (options.all) await this.deps.sessions.revokeAll(session.userId);
+    else if (session.sessionId !== undefined) await this.deps.sessions.end(session.userId, session.sessionId);
+    else throw unauthorized('This access token belongs to no session; sign in again');
+    await this.recordLogout(session.userId, options.all, request);
   }
 
   /** Logout by refresh token alone (for a client whose access token has already expired). */
-  async logoutWithRefreshToken(refreshToken: string, request: RequestInfo): Promise<void> {
-    const claims = await this.consumeRefreshToken(refreshToken);
-    await this.logout(claims.userId, request);
+  async logoutWithRefreshToken(refreshToken: string, options: { all: boolean }, request: RequestInfo): Promise<void> {
+    const claims = await this.verifyRefreshToken(refreshToken);
+    // Only the session's current refresh token may end it (a rotated-away one is dead already).
+    if (!(await this.deps.sessions.end(claims.userId, claims.sessionId, claims.secret))) throw unauthorized(INVALID_REFRESH);
+    if (options.all) await this.deps.sessions.revokeAll(claims.userId);
+    await this.recordLogout(claims.userId, options.all, request);
+  }
+
+  private recordLogout(userId: string, all: boolean, request: RequestInfo): Promise<void> {
+    const message = all ? 'User signed out of every session' : 'User signed out';
+    return this.deps.audit.record({ action: 'logout', message, source: 'auth', userId, statusCode: 200, ...request });
   }
 
   async register(input: unknown, request: RequestInfo): Promise<PublicUser> {
@@ -151,15 +177,20 @@ export class AuthService {
     return publicUser(user);
   }
 
+  /** Starts a new session for the user (login, password change) and returns its first tokens. */
   async issue(user: UserDoc): Promise<LoginResult> {
-    const { tokens, sessions, settings, authenticator } = this.deps;
+    const policy = await this.deps.settings.get();
+    return this.tokensFor(user, await this.deps.sessions.create(user._id, policy.refreshTokenTtlSeconds));
+  }
+
+  private async tokensFor(user: UserDoc, session: IssuedSession): Promise<LoginResult> {
+    const { tokens, settings, authenticator } = this.deps;
     const policy = await settings.get();
-    const session = await sessions.create(user._id, policy.refreshTokenTtlSeconds);
-    const claims = { userId: user._id, tokenVersion: user.tokenVersion };
+    const claims = { userId: user._id, tokenVersion: user.tokenVersion, sessionId: session.sessionId };
     const accessExpires = new Date(Date.now() + policy.accessTokenTtlSeconds * 1000);
     return {
       accessToken: await tokens.signAccess(claims, policy.accessTokenTtlSeconds),
-      refreshToken: await tokens.signRefresh({ ...claims, sessionId: session.sessionId }, session.expiresAt),
+      refreshToken: await tokens.signRefresh({ ...claims, secret: session.secret }, session.expiresAt),
       accessTokenExpiresAt: accessExpires.toISOString(),
       refreshTokenExpiresAt: session.expiresAt.toISOString(),
       user: { ...publicUser(user), permissions: [...(await authenticator.permissionsOf(user))] },

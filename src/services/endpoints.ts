@@ -28,9 +28,10 @@ import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
 
 /**
  * Endpoint definitions: validation at save time (path, schema, network rules, handler code),
- * the system endpoints' protections, moving an endpoint's records when its path changes, and
- * the `endpoints` revision that tells every instance to rebuild its route table. Every change
- * is audited here, for the actor given (the API caller, or the project file sync).
+ * the system endpoints' protections, moving an endpoint's records with it when its path changes
+ * (atomically, see saveWithRecords), and the `endpoints` revision that tells every instance to
+ * rebuild its route table. Every change is audited here, for the actor given (the API caller, or
+ * the project file sync).
  */
 export interface EndpointInput {
   name: string;
@@ -189,15 +190,18 @@ export class EndpointsService {
     merged.networkAccess = mergeNetworkAccess(current.networkAccess, valid.networkAccess);
     merged.handler = { ...current.handler, ...(valid.handler ?? {}) };
     const next = await this.prepare(merged, current);
-    const { createdAt: _created, callCount: _calls, ...changes } = next;
+    // The revision is counted up by $inc below ($set and $inc of one field conflict on MongoDB).
+    const { createdAt: _created, callCount: _calls, revision: _revision, ...changes } = next;
+    const set = { ...changes, updatedAt: new Date() };
     let updated: EndpointDoc | null;
     try {
-      updated = await this.endpoints.updateOne({ _id: current._id }, { $set: { ...changes, updatedAt: new Date() }, $inc: { revision: 1 } });
+      updated = next.path === current.path
+        ? await this.endpoints.updateOne({ _id: current._id }, { $set: set, $inc: { revision: 1 } })
+        : await this.saveWithRecords(current, set);
     } catch (error) {
       throw duplicate(error, next.path, next.method);
     }
     if (!updated) throw notFound('Endpoint not found');
-    if (updated.path !== current.path) await this.moveRecords(current, updated);
     await this.revisions.bump('endpoints');
     this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method });
     await this.audit.change(actor, { action: 'endpoint_updated', message: `Endpoint ${updated.method} ${updated.path} updated`, source: 'endpoints' });
@@ -212,6 +216,17 @@ export class EndpointsService {
     this.events.emit('endpoint.deleted', { id: current._id, path: current.path, method: current.method });
     await this.audit.change(actor, { action: 'endpoint_deleted', message: `Endpoint ${current.method} ${current.path} deleted`, source: 'endpoints' });
     return current;
+  }
+
+  /**
+   * Finishes path changes a crash interrupted (on MongoDB; see Store.applyBatch) and has every
+   * instance rebuild its routes when there were any. `minAgeMs` leaves a batch that a live
+   * instance may still be applying to it.
+   */
+  async finishInterruptedMoves(minAgeMs = 0): Promise<number> {
+    const finished = await this.store.finishPendingBatches(minAgeMs);
+    if (finished > 0) await this.revisions.bump('endpoints');
+    return finished;
   }
 
   /** Seeds (and keeps current) the definitions describing the platform's own public routes. */
@@ -346,12 +361,20 @@ export class EndpointsService {
   }
 
   /**
-   * The endpoint's own records follow it to the new path; records written through other
-   * endpoints on the old path stay. Parameters are carried over by name.
+   * A path change: the definition and its own records move in one store batch, so a crash at
+   * any moment leaves the old path with all of them or the new path with all of them (see
+   * Store.applyBatch). Records written through other endpoints on the old path stay; parameters
+   * are carried over by name. The revision is set, not incremented: a replayed batch must land
+   * the same.
    */
-  private async moveRecords(before: EndpointDoc, after: EndpointDoc): Promise<void> {
-    const count = await this.records.moveEndpointRecords(before._id, parsePathPattern(before.path), parsePathPattern(after.path));
-    this.events.emit('records.moved', { endpointId: before._id, from: before.path, to: after.path, count });
+  private async saveWithRecords(current: EndpointDoc, set: Record<string, unknown>): Promise<EndpointDoc | null> {
+    const from = parsePathPattern(current.path);
+    const to = parsePathPattern(set.path as string);
+    const move = await this.records.planMove(current._id, from, to);
+    const anchor = { collection: 'endpoints', filter: { _id: current._id }, update: { $set: { ...set, revision: current.revision + 1 } } };
+    if (!(await this.store.applyBatch({ writes: [anchor, ...move.writes], recounts: move.recounts }))) return null;
+    this.events.emit('records.moved', { endpointId: current._id, from: current.path, to: to.path, count: move.writes.length });
+    return this.endpoints.findById(current._id);
   }
 }
 

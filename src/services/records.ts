@@ -2,7 +2,7 @@ import type { EventBus, EventName } from '../events/bus.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import { assertFieldPath } from '../store/filter.ts';
-import { InvalidFilterError, type FindOptions, type Filter, type JsonView, type Page, type SortSpec, type Store } from '../store/types.ts';
+import { InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonView, type Page, type SortSpec, type Store } from '../store/types.ts';
 
 /**
  * Records of dynamic endpoints (`endpointdatas`), shared by every endpoint with the same
@@ -185,21 +185,25 @@ export class RecordsService {
     return this.records.count({ endpointId });
   }
 
-  /** Moves one endpoint's records from its old path pattern to the new one (parameters by name). */
-  async moveEndpointRecords(endpointId: string, from: PathPattern, to: PathPattern): Promise<number> {
+  /**
+   * The writes that move one endpoint's records from its old path pattern to the new one
+   * (parameters by name), and the counters to recount after them, for a store batch that lands
+   * together with the definition (see EndpointsService.update). Records whose path lacks a
+   * parameter of the new pattern stay.
+   */
+  async planMove(endpointId: string, from: PathPattern, to: PathPattern): Promise<{ writes: BatchWrite[]; recounts: BatchRecount[] }> {
     const own = await this.records.find({ endpointId });
     const touched = new Set<string>();
-    let moved = 0;
+    const writes: BatchWrite[] = [];
     for (const record of own) {
       const params = matchSegments(from, splitPath(record.resourcePath).map(decodeURIComponent));
       if (!params || to.paramNames.some((name) => params[name] === undefined)) continue;
       const resourcePath = fillPattern(to, params);
-      await this.records.updateOne({ _id: record._id }, { $set: { resourcePath } });
+      writes.push({ collection: 'endpointdatas', filter: { _id: record._id }, update: { $set: { resourcePath } } });
       touched.add(record.resourcePath).add(resourcePath);
-      moved++;
     }
-    for (const path of touched) await this.recount(path);
-    return moved;
+    const recounts = [...touched].map((resourcePath) => ({ collection: 'recordcounts', key: { resourcePath }, field: 'count', of: { collection: 'endpointdatas', filter: { resourcePath } } }));
+    return { writes, recounts };
   }
 
   /** Recomputes a counter from the records (after moves, and to heal drift). */

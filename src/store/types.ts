@@ -56,6 +56,34 @@ export interface CounterChange {
 }
 
 /**
+ * One write of a batch: the first document matching `filter` gets `$set` / `$unset`. No `$inc`:
+ * a batch interrupted by a crash is replayed from the start, and replaying a write must change
+ * nothing twice.
+ */
+export interface BatchWrite {
+  collection: string;
+  filter: Filter;
+  update: Pick<Update, '$set' | '$unset'>;
+}
+
+/** After a batch's writes, `field` of the counter document `key` (upserted) is set to how many documents match `of`. */
+export interface BatchRecount {
+  collection: string;
+  key: Record<string, string>;
+  field: string;
+  of: { collection: string; filter: Filter };
+}
+
+/**
+ * Writes that land together or not at all (a definition and the records that follow it). The
+ * first write is the anchor: when it matches no document, nothing is written.
+ */
+export interface WriteBatch {
+  writes: readonly BatchWrite[];
+  recounts?: readonly BatchRecount[];
+}
+
+/**
  * A read-only view of documents as JSON text: `{_id, ...doc[spread], <tail fields that are set>}`,
  * the shape clients see records in. Served from stored text where the store can, so the hot
  * read path need not parse documents and serialize them again.
@@ -130,6 +158,18 @@ export interface Store {
    * caches can skip re-reading while it stands still. Null when the store cannot tell cheaply.
    */
   foreignWriteVersion(): number | null;
+  /**
+   * Applies a batch all or nothing, also across a crash: the embedded store in one transaction;
+   * MongoDB (no multi-document transactions without a replica set) records the batch first,
+   * then applies it and deletes the record, so an interrupted batch is finished by
+   * `finishPendingBatches`. False (and nothing written) when the anchor matches no document.
+   */
+  applyBatch(batch: WriteBatch): Promise<boolean>;
+  /**
+   * Finishes batches a crash interrupted (recorded at least `minAgeMs` ago, so a batch another
+   * instance is applying right now is left to it); returns how many. Run at start, before serving.
+   */
+  finishPendingBatches(minAgeMs?: number): Promise<number>;
   close(): Promise<void>;
 }
 

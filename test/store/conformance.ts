@@ -1409,6 +1409,59 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       });
     });
 
+    describe('write batches (applyBatch)', () => {
+      const seed = async () => {
+        const endpoints = store.collection('endpoints');
+        const records = store.collection('endpointdatas');
+        const definition = await endpoints.insertOne({ path: '/old', method: 'GET', updatedAt: past() });
+        const own = await records.insertMany([1, 2, 3].map((n) => ({ resourcePath: '/old', endpointId: definition._id, data: { n } })));
+        return { endpoints, records, definition, own };
+      };
+      const moveTo = (definitionId: string, own: Doc[], path: string, method = 'GET') => ({
+        writes: [
+          { collection: 'endpoints', filter: { _id: definitionId }, update: { $set: { path, method, updatedAt: new Date() } } },
+          ...own.map((r) => ({ collection: 'endpointdatas', filter: { _id: r._id }, update: { $set: { resourcePath: path } } })),
+        ],
+        recounts: ['/old', path].map((resourcePath) => ({ collection: 'recordcounts', key: { resourcePath }, field: 'count', of: { collection: 'endpointdatas', filter: { resourcePath } } })),
+      });
+
+      it('applies every write, then sets each counter to the count after them', async () => {
+        const { endpoints, records, definition, own } = await seed();
+        await records.insertOne({ resourcePath: '/old', endpointId: 'someone-else', data: {} });
+        expect(await store.applyBatch(moveTo(definition._id, own, '/new'))).toBe(true);
+        expect((await endpoints.findById(definition._id))?.path).toBe('/new');
+        expect((await endpoints.findById(definition._id))?.updatedAt).toMatch(ISO_DATE);
+        expect(await records.count({ resourcePath: '/new' })).toBe(3);
+        expect(await records.count({ resourcePath: '/old' })).toBe(1);
+        const counts = await store.collection('recordcounts').find({}, { sort: { resourcePath: 1 } });
+        expect(counts.map((c) => [c.resourcePath, c.count])).toEqual([['/new', 3], ['/old', 1]]);
+        expect(await store.finishPendingBatches()).toBe(0);
+      });
+
+      it('writes nothing and answers false when the anchor (first write) matches no document', async () => {
+        const { records, own } = await seed();
+        expect(await store.applyBatch(moveTo(id(999), own, '/new'))).toBe(false);
+        expect(await records.count({ resourcePath: '/old' })).toBe(3);
+        expect(await store.collection('recordcounts').count({})).toBe(0);
+        expect(await store.finishPendingBatches()).toBe(0);
+      });
+
+      it('writes nothing when the anchor breaks a unique index', async () => {
+        const { endpoints, records, definition, own } = await seed();
+        await endpoints.insertOne({ path: '/taken', method: 'GET' });
+        await expect(store.applyBatch(moveTo(definition._id, own, '/taken'))).rejects.toThrow(DuplicateKeyError);
+        expect((await endpoints.findById(definition._id))?.path).toBe('/old');
+        expect(await records.count({ resourcePath: '/old' })).toBe(3);
+        expect(await store.finishPendingBatches()).toBe(0);
+      });
+
+      it('refuses $inc (a replayed batch must change nothing twice)', async () => {
+        const { definition } = await seed();
+        const batch = { writes: [{ collection: 'endpoints', filter: { _id: definition._id }, update: { $inc: { revision: 1 } } as Update }] };
+        await expect(store.applyBatch(batch)).rejects.toThrow();
+      });
+    });
+
     it('collection() returns a collection with the given name', () => {
       expect(store.collection('users').name).toBe('users');
     });

@@ -53,13 +53,15 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, result);
   });
 
-  // Ends every session of the user: with an access token, or with a refresh token alone.
+  // Ends the caller's session (the one its access token or refresh token belongs to); with
+  // `{"all": true}` every session of the user.
   router.post('/auth/logout', async (ctx) => {
-    const refreshToken = services.auth.parseRefresh(ctx.request.body);
-    if (ctx.state.principal?.kind === 'user') {
-      await services.auth.logout(ctx.state.principal.userId, requestInfo(ctx));
+    const { refreshToken, all } = services.auth.parseLogout(ctx.request.body);
+    const principal = ctx.state.principal;
+    if (principal?.kind === 'user') {
+      await services.auth.logout(principal, { all }, requestInfo(ctx));
     } else if (refreshToken) {
-      await services.auth.logoutWithRefreshToken(refreshToken, requestInfo(ctx));
+      await services.auth.logoutWithRefreshToken(refreshToken, { all }, requestInfo(ctx));
     } else {
       requirePrincipal(ctx);
       throw unauthorized('Logout needs a signed-in user or a refreshToken');

@@ -3,6 +3,7 @@ import { newId } from '../../lib/ids.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
 import { jsonRowOf } from '../json-view.ts';
 import { encodeKeys, encodeSet, unwrapEntries } from './key-codec.ts';
+import { applyBatch, ensureBatchIndexes, finishPendingBatches, type BatchDriver } from './batches.ts';
 import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
@@ -38,6 +39,8 @@ export async function openMongoStore(url: string): Promise<Store> {
   }
   const db = client.db(databaseName(url));
   await ensureIndexes(db);
+  await guard('pendingbatches', () => ensureBatchIndexes(db));
+  const batchDriver: BatchDriver = { filter: (name, filter) => buildFilter(collectionSpec(name), filter), update: toMongoUpdate, guard };
 
   const collections = new Map<string, Collection>();
   let closed = false;
@@ -59,6 +62,14 @@ export async function openMongoStore(url: string): Promise<Store> {
     },
     foreignWriteVersion(): number | null {
       return null; // other instances' writes are only seen by reading (see Revisions)
+    },
+    applyBatch(batch) {
+      if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
+      return applyBatch(db, batchDriver, batch);
+    },
+    finishPendingBatches(minAgeMs) {
+      if (closed) return Promise.resolve(0);
+      return finishPendingBatches(db, batchDriver, minAgeMs);
     },
     async sweepExpired(): Promise<number> {
       // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter

@@ -23,7 +23,9 @@ import {
   type SortSpec,
   type Store,
   type Update,
+  type WriteBatch,
 } from '../types.ts';
+import { checkBatch } from '../batch.ts';
 import { AppendWriter } from './append-writer.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 import { compileSearch, compileWhere } from './sql-filter.ts';
@@ -202,6 +204,12 @@ export function openSqliteStore(options: SqliteOptions): Store {
   const collections = new Map<string, Collection>();
   // Synchronous upserts per collection, so one transaction can span two collections.
   const upserters = new Map<string, (filter: Filter, update: Update) => void>();
+  // Synchronous updates and counts per collection, for batches (one transaction across collections).
+  const batchOps = new Map<string, { update: (filter: Filter, update: Update) => Doc | null; count: (filter: Filter) => number }>();
+  const batchOpsOf = (name: string) => {
+    if (!batchOps.has(name)) makeCollection(collectionSpec(name));
+    return batchOps.get(name) as NonNullable<ReturnType<typeof batchOps.get>>;
+  };
   let closed = false;
 
   const applyCounter = (counter: CounterChange | undefined): void => {
@@ -272,6 +280,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       validateUpdate(update);
       updateOneSync(filter, update, true);
     });
+    batchOps.set(spec.name, { update: (filter, update) => updateOneSync(filter, update, false), count: (filter) => countRows(filter) });
 
     const expired = (doc: Doc): boolean => spec.ttl === true && typeof doc.expiresAt === 'string' && doc.expiresAt <= new Date().toISOString();
 
@@ -417,6 +426,25 @@ export function openSqliteStore(options: SqliteOptions): Store {
     foreignWriteVersion(): number | null {
       if (closed) return null;
       return Number(prepare('PRAGMA data_version').get()?.data_version ?? 0);
+    },
+    // One transaction: a crash at any moment leaves all of the batch or none of it.
+    async applyBatch(batch: WriteBatch): Promise<boolean> {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      checkBatch(batch);
+      const [anchor, ...rest] = batch.writes;
+      if (!anchor) return true;
+      return inTransaction(anchor.collection, () => {
+        if (!batchOpsOf(anchor.collection).update(anchor.filter, anchor.update)) return false;
+        for (const write of rest) batchOpsOf(write.collection).update(write.filter, write.update);
+        for (const recount of batch.recounts ?? []) {
+          const count = batchOpsOf(recount.of.collection).count(recount.of.filter);
+          applyCounter({ collection: recount.collection, key: recount.key, inc: {}, set: { [recount.field]: count } });
+        }
+        return true;
+      });
+    },
+    async finishPendingBatches(): Promise<number> {
+      return 0; // batches commit in one transaction: none is ever left half done
     },
     async sweepExpired(): Promise<number> {
       if (closed) return 0;
