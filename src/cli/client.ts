@@ -67,6 +67,10 @@ export type ApiKey = PublicApiKey;
 export type CreatedApiKey = PublicApiKey & { key: string };
 export type Endpoint = EndpointDoc;
 export type LogEntry = LogDoc;
+export interface EndpointGroup {
+  _id: string;
+  name: string;
+}
 export interface Health {
   success: boolean;
   status: string;
@@ -163,6 +167,10 @@ export class DynClient {
 
   listEndpoints(search?: string): Promise<Endpoint[]> {
     return this.listAll<Endpoint>('/api/endpoints', { search });
+  }
+
+  listEndpointGroups(): Promise<EndpointGroup[]> {
+    return this.listAll<EndpointGroup>('/api/endpoints/groups');
   }
 
   logs(query: { page?: number; limit?: number; action?: string; search?: string }): Promise<Page<LogEntry>> {

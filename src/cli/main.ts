@@ -47,6 +47,7 @@ export function buildProgram(context: CliContext): Command {
 
 /** Runs dynctl: the exit code is set on the process (0, 1, 2, 3 or 4 — see errors.ts). */
 export async function main(argv: string[]): Promise<void> {
+  quietWhenOutputCloses();
   const context = new CliContext(process.env);
   const program = buildProgram(context);
   try {
@@ -70,4 +71,18 @@ export async function main(argv: string[]): Promise<void> {
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * A reader that stops early (`dynctl endpoints list | head -1`) closes the pipe; the next write
+ * fails with EPIPE. That is the reader's choice, not a failure: stop quietly with the exit code
+ * so far, instead of an uncaught error and its stack.
+ */
+function quietWhenOutputCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
 }
