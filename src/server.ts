@@ -9,7 +9,7 @@ import { ApiKeysService } from './services/api-keys.ts';
 import { AuditLog } from './services/audit-log.ts';
 import { AuthService } from './services/auth.ts';
 import { Authenticator } from './services/authenticator.ts';
-import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
+import { ensureFirstStart, forgetInitialPasswordOnceChanged, resolveSecrets } from './services/bootstrap.ts';
 import type { Services } from './http/container.ts';
 import { GroupsService } from './services/groups.ts';
 import { LoginLockout } from './services/login-lockout.ts';
@@ -86,6 +86,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
+  await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
   // Files win at startup; an empty project directory is filled from the store instead.

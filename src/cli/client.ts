@@ -27,6 +27,8 @@ export interface ClientOptions {
   server: string;
   credentials: Credentials;
   onSessionRefreshed?: (pair: TokenPair) => Promise<void>;
+  /** The message for a 401 sent without credentials (which server, what to run). */
+  notLoggedIn?: string;
   timeoutMs?: number;
 }
 
@@ -116,6 +118,7 @@ export class DynClient {
   private credentials: Credentials;
   private readonly onSessionRefreshed: ((pair: TokenPair) => Promise<void>) | undefined;
   private readonly timeoutMs: number;
+  private readonly notLoggedIn: string;
   private refreshed = false;
   private sessionEnded = false;
 
@@ -124,6 +127,7 @@ export class DynClient {
     this.credentials = options.credentials;
     this.onSessionRefreshed = options.onSessionRefreshed;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.notLoggedIn = options.notLoggedIn ?? 'not logged in: run dynctl login, or set DYNCTL_TOKEN or DYNCTL_API_KEY';
   }
 
   get credentialKind(): Credentials['kind'] {
@@ -279,7 +283,7 @@ export class DynClient {
       if (!(error instanceof ApiError) || error.status !== 401 || !auth) throw error;
       const hint =
         this.credentials.kind === 'none'
-          ? 'not logged in: run dynctl login, or set DYNCTL_TOKEN or DYNCTL_API_KEY'
+          ? this.notLoggedIn
           : this.credentials.kind === 'session' && this.sessionEnded
             ? 'the stored session has ended: run dynctl login'
             : undefined;

@@ -1,5 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { callCommand } from './call.ts';
+import { contextCommands } from './contexts.ts';
 import { endpointsCommands } from './endpoints.ts';
 import { keysCommands } from './keys.ts';
 import { logsCommand } from './logs.ts';
@@ -7,6 +8,7 @@ import { projectCommands } from './project.ts';
 import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
+import { usersCommands } from './users.ts';
 
 /**
  * Every dynctl command, in the order `dynctl --help` lists them. A command (or group) is one
@@ -15,10 +17,12 @@ import { statusCommand } from './status.ts';
 export const COMMANDS: readonly CommandModule[] = [
   serveCommand,
   sessionCommands,
+  contextCommands,
   statusCommand,
   projectCommands,
   endpointsCommands,
   keysCommands,
+  usersCommands,
   callCommand,
   logsCommand,
 ];

@@ -1,5 +1,5 @@
 import type { Services } from '../container.ts';
-import { publicUser } from '../../services/users.ts';
+import { loginKey, publicUser } from '../../services/users.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
@@ -32,6 +32,15 @@ export function userRoutes(router: ApiRouter, services: Services): void {
     const user = await services.users.update(ctx.params.id as string, ctx.request.body, requirePrincipal(ctx));
     await audit(ctx, 'user_updated', `User ${user.login} updated`, 200);
     ok(ctx, publicUser(user));
+  });
+
+  // Ends a lockout at once (the user need not wait lockoutMinutes); unlocking a login that is
+  // not locked is not an error (`wasLocked: false`).
+  router.post('/users/:id/unlock', write, async (ctx) => {
+    const user = await services.users.get(ctx.params.id as string);
+    const wasLocked = await services.lockout.unlock(loginKey(user.login));
+    await audit(ctx, 'user_unlocked', `User ${user.login} unlocked${wasLocked ? '' : ' (was not locked)'}`, 200);
+    ok(ctx, { ...publicUser(user), wasLocked });
   });
 
   router.delete('/users/:id', write, async (ctx) => {
