@@ -457,6 +457,13 @@ function describeNetworkError(error: unknown, server: string, timeoutMs: number)
   }
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code;
+  // OpenSSL's own text (file names, hex error codes) helps nobody: say what most likely happened.
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+    return `cannot reach ${server}: the server does not speak TLS (https); is it ${server.replace(/^https:/, 'http:')}?`;
+  }
+  if (code?.startsWith('ERR_SSL_') || code?.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED/.test(code ?? '')) {
+    return `cannot reach ${server}: TLS failed (${code})`;
+  }
   const reason = (code && NETWORK_CODES[code]) ?? cause?.message ?? (error as Error).message;
   return `cannot reach ${server}: ${reason}${code && NETWORK_CODES[code] ? ` (${code})` : ''}`;
 }

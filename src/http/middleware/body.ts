@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
+import { isYamlRequest } from '../bundle-body.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -27,11 +28,31 @@ export function jsonBody(limitBytes: number) {
   });
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
+    assertJsonType(ctx);
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '');
       await next();
     });
   };
+}
+
+/**
+ * A body sent without `Content-Type: application/json` (curl -d sends form encoding; fetch a
+ * string as text/plain) would otherwise reach the route as no body at all and come back as
+ * puzzling field errors. Say what is wrong instead: 415 naming the header. YAML passes for the
+ * project routes, which read it themselves (bundle-body.ts).
+ */
+function assertJsonType(ctx: DynContext): void {
+  if (ctx.request.length === 0) return; // Content-Length: 0 is no body, whatever the type
+  const type = ctx.is('application/json', '+json');
+  if (type === null || typeof type === 'string' || isYamlRequest(ctx)) return; // no body, or JSON / YAML
+  const sent = ctx.get('content-type');
+  throw new AppError(
+    415,
+    sent
+      ? `Request body sent as "${sent.split(';')[0]?.trim()}": send JSON with the header Content-Type: application/json`
+      : 'Request body has no Content-Type header: send JSON with the header Content-Type: application/json',
+  );
 }
 
 function inspect(value: unknown, depth: number, path: string): void {
