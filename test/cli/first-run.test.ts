@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import { appendFileSync, cpSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupCli, makeCli } from '../helpers/dynctl-cli.ts';
-import { cleanupServerProcesses, DYNCTL, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { ADMIN_PASSWORD, cleanupServerProcesses, DYNCTL, makeDataDir, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 /**
  * What a new user meets first: the Node version check, output piped into `head`, dates.
@@ -66,5 +68,39 @@ describe('dates', () => {
     expect(created.stderr).toContain('expires 2099-01-31 08:30:00 UTC');
     const list = await cli.run(['keys', 'list']);
     expect(list.stdout).toMatch(/dated .* 2099-01-31 08:30:00 UTC/);
+  });
+});
+
+describe('the README tour', () => {
+  it('step 3: a field added to categories-create.yaml is accepted by POST and shown by the list', async () => {
+    const dataDir = makeDataDir();
+    const project = join(dataDir, 'project');
+    cpSync(join(ROOT, 'project'), project, { recursive: true });
+    const shop = await startServerProcess({ dataDir, env: { PROJECT_DIR: project } });
+    const cli = makeCli();
+    expect((await cli.run(['login', '--server', shop.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD })).code).toBe(0);
+    const post = () => cli.run(['call', 'POST', '/api/shop/categories', '--data', '{"name": "Games", "slug": "games"}']);
+    const before = await post();
+    expect(before.code).toBe(1);
+    expect(before.stdout).toMatch(/^400 /);
+
+    appendFileSync(join(project, 'endpoints', 'categories-create.yaml'), '  slug:\n    type: string\n    maxLength: 60\n');
+    let after = await post();
+    for (let tries = 0; after.code !== 0 && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      after = await post();
+    }
+    expect(after.code, after.stdout).toBe(0);
+    const list = await fetch(`${shop.url}/api/shop/categories`).then((response) => response.json());
+    expect(list.data).toEqual([expect.objectContaining({ name: 'Games', slug: 'games' })]);
+  });
+});
+
+describe('project/README.md', () => {
+  it('lists exactly the files the sample project holds', () => {
+    const text = readFileSync(join(ROOT, 'project', 'README.md'), 'utf8');
+    const listed = [...text.matchAll(/^((?:groups|endpoints)\/[\w.-]+)/gm)].map((match) => match[1]).sort();
+    const actual = ['groups', 'endpoints'].flatMap((dir) => readdirSync(join(ROOT, 'project', dir)).map((file) => `${dir}/${file}`)).sort();
+    expect(listed).toEqual(actual);
   });
 });
