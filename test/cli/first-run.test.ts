@@ -91,7 +91,7 @@ describe('the README tour', () => {
       after = await post();
     }
     expect(after.code, after.stdout).toBe(0);
-    const list = await fetch(`${shop.url}/api/shop/categories`).then((response) => response.json());
+    const list = (await fetch(`${shop.url}/api/shop/categories`).then((response) => response.json())) as { data: unknown[] };
     expect(list.data).toEqual([expect.objectContaining({ name: 'Games', slug: 'games' })]);
   });
 });
