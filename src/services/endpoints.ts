@@ -1,4 +1,4 @@
-import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { InvalidPathError, normalizePath, parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
@@ -14,7 +14,7 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import { compileRecordSchema, validateEndpointSchema } from '../model/record-schema.ts';
+import { compileRecordSchema, validateEndpointSchema, type EndpointSchema, type ReferenceField } from '../model/record-schema.ts';
 import { shadowedRoute } from '../model/reserved-paths.ts';
 import { compileValidator } from '../model/validation.ts';
 import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
@@ -100,6 +100,46 @@ function pattern(path: string): PathPattern {
     if (error instanceof InvalidPathError) throw badRequest(`Invalid path: ${error.message}`, [{ field: 'path', message: error.message }]);
     throw error;
   }
+}
+
+/** Field problems of one definition, each with the message it would have been thrown with. */
+type FieldProblems = Array<{ message: string; details: ErrorDetail[] }>;
+
+/** Runs a check that throws a 400; its problem is collected instead. Anything else still throws. */
+function collect<T>(problems: FieldProblems, check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status !== 400) throw error;
+    problems.push({ message: error.message, details: error.details ?? [] });
+    return undefined;
+  }
+}
+
+async function collectAsync(problems: FieldProblems, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status !== 400) throw error;
+    problems.push({ message: error.message, details: error.details ?? [] });
+  }
+}
+
+/**
+ * The reference fields of a schema; when the schema as a whole is invalid, those of its
+ * top-level fields that are valid on their own, so a wrong reference is still reported beside
+ * the other fields' problems.
+ */
+function referencesOf(valid: EndpointSchema | undefined, raw: unknown): readonly ReferenceField[] {
+  if (valid) return compileRecordSchema(valid).referenceFields;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return [];
+  return Object.entries(raw).flatMap(([name, def]) => {
+    try {
+      return compileRecordSchema(validateEndpointSchema({ [name]: def })).referenceFields;
+    } catch {
+      return [];
+    }
+  });
 }
 
 export class EndpointsService {
@@ -245,34 +285,40 @@ export class EndpointsService {
     for (const [id, by] of counts) await this.endpoints.updateOne({ _id: id }, { $inc: { callCount: by } });
   }
 
-  /** Validates a whole definition and returns the document to store (without _id). */
+  /**
+   * Validates a whole definition and returns the document to store (without _id). The field
+   * checks are collected, so that one 400 lists every field problem in `details` (a wrong
+   * reference together with the schema's other faults); its message is the first problem's.
+   */
   private async prepare(input: EndpointInput, current: EndpointDoc | null): Promise<Omit<EndpointDoc, '_id'>> {
     const parsed = pattern(input.path);
+    await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
+    const problems: FieldProblems = [];
     if (!current?.isSystem) {
       const clash = shadowedRoute(parsed);
-      if (clash) throw badRequest(`Invalid path: ${parsed.path} would shadow ${clash}, which the service serves itself`, [{ field: 'path', message: `would shadow ${clash}` }]);
+      if (clash) problems.push({ message: `Invalid path: ${parsed.path} would shadow ${clash}, which the service serves itself`, details: [{ field: 'path', message: `would shadow ${clash}` }] });
     }
-    await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
-    const schema = validateEndpointSchema(input.schema);
-    for (const reference of compileRecordSchema(schema).referenceFields) {
+    const schema = collect(problems, () => validateEndpointSchema(input.schema));
+    for (const reference of referencesOf(schema, input.schema)) {
+      const field = `schema.${reference.field}.ref`;
       // A reference names a collection path: normalized, without parameters.
       if (reference.ref !== normalizePath(reference.ref) || reference.ref.includes(':')) {
-        throw badRequest(`Invalid schema: schema.${reference.field}.ref must be a collection path without parameters, such as /api/shop/categories`, [
-          { field: `schema.${reference.field}.ref`, message: 'must be a normalized path without :parameters' },
-        ]);
+        problems.push({ message: `Invalid schema: ${field} must be a collection path without parameters, such as /api/shop/categories`, details: [{ field, message: 'must be a normalized path without :parameters' }] });
       }
     }
     const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, input.networkAccess);
-    assertValidNetworkAccess(networkAccess);
+    collect(problems, () => assertValidNetworkAccess(networkAccess));
     const allowedGroupIds = input.allowedGroupIds ?? [];
     if (input.accessType === 'group' && allowedGroupIds.length === 0) {
-      throw badRequest('Invalid endpoint: accessType "group" needs at least one id in allowedGroupIds', [{ field: 'allowedGroupIds', message: 'must not be empty' }]);
+      problems.push({ message: 'Invalid endpoint: accessType "group" needs at least one id in allowedGroupIds', details: [{ field: 'allowedGroupIds', message: 'must not be empty' }] });
     }
-    await this.assertUserGroupsExist(allowedGroupIds);
+    await collectAsync(problems, () => this.assertUserGroupsExist(allowedGroupIds));
     const groupId = input.groupId ?? null;
     if (groupId !== null && (!isId(groupId) || !(await this.store.collection<EndpointGroupDoc>('endpointgroups').findById(groupId)))) {
-      throw badRequest(`Invalid endpoint: unknown endpoint group ${groupId}`, [{ field: 'groupId', message: 'is not an endpoint group' }]);
+      problems.push({ message: `Invalid endpoint: unknown endpoint group ${groupId}`, details: [{ field: 'groupId', message: 'is not an endpoint group' }] });
     }
+    const [first] = problems;
+    if (first || !schema) throw badRequest(first?.message ?? 'Invalid schema', problems.flatMap((problem) => problem.details));
     const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
     if (handler.enabled || handler.code.trim() !== '') assertHandlerCompiles(handler);
     const now = new Date();

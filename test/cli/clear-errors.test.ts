@@ -60,6 +60,23 @@ describe('clear errors', () => {
     expect(json.code, json.stderr).toBe(0);
   });
 
+  it('a wrong reference is listed in details together with the other field errors, in one 400', async () => {
+    const definition = {
+      name: 'Referencing',
+      path: '/api/referencing',
+      method: 'POST',
+      accessType: 'group',
+      schema: { category: { type: 'reference', ref: '/api/shop/categories/:id' }, price: { type: 'number', minimum: 'low' } },
+      networkAccess: { enabled: true, allowedIpRanges: ['10.0.0.0/99'] },
+    };
+    const result = await cli.run(['--json', 'call', 'POST', '/api/endpoints', '--data', JSON.stringify(definition)]);
+    expect(result.code).toBe(1);
+    const body = JSON.parse(result.stdout).body;
+    expect(body.error).toBe('Invalid schema: schema.price.minimum must be a number');
+    expect(body.details.map((detail: { field: string }) => detail.field)).toEqual(['schema.price.minimum', 'schema.category.ref', expect.stringMatching(/^networkAccess/), 'allowedGroupIds']);
+    expect(body.details[1]).toEqual({ field: 'schema.category.ref', message: 'must be a normalized path without :parameters' });
+  });
+
   it('a missing project directory "does not exist"', async () => {
     const missing = join(work, 'no-such-project');
     const validate = await cli.run(['validate', missing]);
