@@ -150,7 +150,7 @@ export class DynClient {
     return this.data<LoginResult>('POST', '/api/auth/login', { body: { login, password }, auth: false });
   }
 
-  /** Ends every session of the user; sends the refresh token too, for an expired access token. */
+  /** Ends the session on the server; sends the refresh token too (it names this session, and works when the access token has expired). */
   async logout(): Promise<void> {
     const credentials = this.credentials;
     const body = credentials.kind === 'session' ? { refreshToken: credentials.refreshToken } : undefined;

@@ -42,7 +42,7 @@ export const endpointsCommands: CommandModule = {
         '\nExamples:\n  dynctl endpoints test "Create category" --data \'{"name": "Books"}\'\n  dynctl endpoints test "GET /api/shop/products" --client-ip 203.0.113.9 --apply-network-access',
       )
       .action(async (which: string, options: TestOptions) => {
-        const body = options.data === '@-' ? checkJson(await readStdin(), 'stdin') : options.data;
+        const body = options.data === '@-' ? stdinJson(await readStdin()) : options.data;
         const client = await context.client();
         const endpoint = await findEndpoint(client, which);
         const input = {
@@ -79,6 +79,14 @@ interface TestResult {
   status: number;
   body: unknown;
   durationMs: number;
+}
+
+function stdinJson(text: string): string {
+  try {
+    return checkJson(text, 'stdin');
+  } catch (error) {
+    throw usageError((error as Error).message);
+  }
 }
 
 function collectParam(value: string, previous: Record<string, string> = {}): Record<string, string> {
