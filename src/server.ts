@@ -14,7 +14,7 @@ import { SystemInfoService } from './services/system-info.ts';
 import { RawCollectionsService } from './services/raw/raw-collections.ts';
 import { rawRegistry } from './services/raw/registry.ts';
 import { Authenticator } from './services/authenticator.ts';
-import { ensureFirstStart, resolveSecrets } from './services/bootstrap.ts';
+import { ensureFirstStart, forgetInitialPasswordOnceChanged, resolveSecrets } from './services/bootstrap.ts';
 import type { Services } from './http/container.ts';
 import { GroupsService } from './services/groups.ts';
 import { LoginLockout } from './services/login-lockout.ts';
@@ -109,6 +109,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });
   // A path change a crash interrupted (MongoDB) is finished before anything is served.
   await endpoints.finishInterruptedMoves();
+  await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
   // Files win at startup; an empty project directory is filled from the store instead.

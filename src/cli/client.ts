@@ -29,6 +29,8 @@ export interface ClientOptions {
   server: string;
   credentials: Credentials;
   onSessionRefreshed?: (pair: TokenPair) => Promise<void>;
+  /** The message for a 401 sent without credentials (which server, what to run). */
+  notLoggedIn?: string;
   timeoutMs?: number;
 }
 
@@ -71,6 +73,10 @@ export type Endpoint = EndpointDoc;
 export type CronJob = PublicCronJob;
 export type CronRun = ReturnType<typeof publicCronRun>;
 export type LogEntry = LogDoc;
+export interface EndpointGroup {
+  _id: string;
+  name: string;
+}
 export interface Health {
   success: boolean;
   status: string;
@@ -116,6 +122,7 @@ export class DynClient {
   private credentials: Credentials;
   private readonly onSessionRefreshed: ((pair: TokenPair) => Promise<void>) | undefined;
   private readonly timeoutMs: number;
+  private readonly notLoggedIn: string;
   private refreshed = false;
   private sessionEnded = false;
 
@@ -124,6 +131,7 @@ export class DynClient {
     this.credentials = options.credentials;
     this.onSessionRefreshed = options.onSessionRefreshed;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.notLoggedIn = options.notLoggedIn ?? 'not logged in: run dynctl login, or set DYNCTL_TOKEN or DYNCTL_API_KEY';
   }
 
   get credentialKind(): Credentials['kind'] {
@@ -146,7 +154,7 @@ export class DynClient {
     return this.data<LoginResult>('POST', '/api/auth/login', { body: { login, password }, auth: false });
   }
 
-  /** Ends every session of the user; sends the refresh token too, for an expired access token. */
+  /** Ends the session on the server; sends the refresh token too (it names this session, and works when the access token has expired). */
   async logout(): Promise<void> {
     const credentials = this.credentials;
     const body = credentials.kind === 'session' ? { refreshToken: credentials.refreshToken } : undefined;
@@ -180,6 +188,10 @@ export class DynClient {
 
   listEndpoints(search?: string): Promise<Endpoint[]> {
     return this.listAll<Endpoint>('/api/endpoints', { search });
+  }
+
+  listEndpointGroups(): Promise<EndpointGroup[]> {
+    return this.listAll<EndpointGroup>('/api/endpoints/groups');
   }
 
   logs(query: { page?: number; limit?: number; action?: string; search?: string }): Promise<Page<LogEntry>> {
@@ -288,7 +300,7 @@ export class DynClient {
       if (!(error instanceof ApiError) || error.status !== 401 || !auth) throw error;
       const hint =
         this.credentials.kind === 'none'
-          ? 'not logged in: run dynctl login, or set DYNCTL_TOKEN or DYNCTL_API_KEY'
+          ? this.notLoggedIn
           : this.credentials.kind === 'session' && this.sessionEnded
             ? 'the stored session has ended: run dynctl login'
             : undefined;
@@ -462,6 +474,13 @@ function describeNetworkError(error: unknown, server: string, timeoutMs: number)
   }
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code;
+  // OpenSSL's own text (file names, hex error codes) helps nobody: say what most likely happened.
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+    return `cannot reach ${server}: the server does not speak TLS (https); is it ${server.replace(/^https:/, 'http:')}?`;
+  }
+  if (code?.startsWith('ERR_SSL_') || code?.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED/.test(code ?? '')) {
+    return `cannot reach ${server}: TLS failed (${code})`;
+  }
   const reason = (code && NETWORK_CODES[code]) ?? cause?.message ?? (error as Error).message;
   return `cannot reach ${server}: ${reason}${code && NETWORK_CODES[code] ? ` (${code})` : ''}`;
 }

@@ -6,10 +6,12 @@ import { CliError, EXIT, exitCodeOf, messageOf } from './errors.ts';
 
 const HELP_FOOTER = `
 Configuration:
-  login stores {server, accessToken, refreshToken} in $XDG_CONFIG_HOME/dynctl/config.json
-  (~/.config/dynctl/config.json), mode 0600. Environment overrides:
+  login stores the server and its session in a named context ("default" unless --context) in
+  $XDG_CONFIG_HOME/dynctl/config.json (~/.config/dynctl/config.json), mode 0600; stored tokens
+  are only ever sent to the server they were stored for. Environment overrides:
     DYNCTL_CONFIG   path of the config file
-    DYNCTL_SERVER   server URL
+    DYNCTL_CONTEXT  the context to use (like --context)
+    DYNCTL_SERVER   server URL (like --server)
     DYNCTL_API_KEY  an API key (sent as X-API-Key; wins over the others)
     DYNCTL_TOKEN    a bearer access token (wins over the stored session)
     NO_COLOR        no colours
@@ -31,6 +33,8 @@ export function buildProgram(context: CliContext): Command {
     .description('dyn: define REST endpoints at runtime and manage them as code')
     .version(VERSION, '-V, --version', 'print the version')
     .option('--json', 'machine-readable output on stdout (errors as {"error": "..."})')
+    .option('--context <name>', 'the stored context to use (default: DYNCTL_CONTEXT, else the current one; see dynctl context)')
+    .option('--server <url>', 'the server to talk to (default: DYNCTL_SERVER, else the context\'s server); stored tokens are sent only to their own server')
     .helpOption('-h, --help', 'show help')
     .helpCommand('help [command]', 'show help for a command')
     .configureHelp({ showGlobalOptions: true })
@@ -40,13 +44,14 @@ export function buildProgram(context: CliContext): Command {
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`${context.out.paint('red', 'dynctl: error:', true)} ${text.replace(/^error: /, '')}`) })
     .addHelpText('after', HELP_FOOTER)
-    .hook('preAction', (_command, action) => context.setJson(Boolean(action.optsWithGlobals().json)));
+    .hook('preAction', (_command, action) => context.setGlobals(action.optsWithGlobals()));
   for (const module of COMMANDS) module.register(program, context);
   return program;
 }
 
 /** Runs dynctl: the exit code is set on the process (0, 1, 2, 3 or 4 — see errors.ts). */
 export async function main(argv: string[]): Promise<void> {
+  quietWhenOutputCloses();
   const context = new CliContext(process.env);
   const program = buildProgram(context);
   try {
@@ -70,4 +75,18 @@ export async function main(argv: string[]): Promise<void> {
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * A reader that stops early (`dynctl endpoints list | head -1`) closes the pipe; the next write
+ * fails with EPIPE. That is the reader's choice, not a failure: stop quietly with the exit code
+ * so far, instead of an uncaught error and its stack.
+ */
+function quietWhenOutputCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
 }

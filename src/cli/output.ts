@@ -96,9 +96,13 @@ export class Output {
   }
 }
 
-/** `2026-11-21T07:27:14.123Z` → `2026-11-21 07:27:14`; `-` for nothing. */
+/**
+ * `2026-11-21T07:27:14.123Z` → `2026-11-21 07:27:14 UTC`: the zone is always said, so a date
+ * read on a laptop in another zone is not taken for local time. `-` for nothing.
+ */
 export function shortDate(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   const text = String(value);
-  return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(text) ? text.slice(0, 19).replace('T', ' ') : text;
+  const at = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isFinite(at) ? `${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC` : text;
 }

@@ -131,8 +131,9 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
   try {
     real = realpathSync(abs);
     if (!statSync(real).isDirectory()) throw new Error('not a directory');
-  } catch {
-    return { bundle, problems: [{ file: dir, path: '', message: 'is not a directory' }], files };
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return { bundle, problems: [{ file: dir, path: '', message: missing ? 'does not exist' : 'is not a directory' }], files };
   }
   const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES };
 

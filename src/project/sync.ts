@@ -60,6 +60,8 @@ export class ProjectSync {
   /** The definitions as last known to be the same in the files and the store. */
   private synced: Bundle | null = null;
   private syncedRevision = -1;
+  /** The last reconcile found problems (or failed to apply): the next good one says so in the log. */
+  private troubled = false;
   /** Content hashes of files this process wrote, by absolute path. */
   private readonly written = new Map<string, string>();
   private closed = false;
@@ -118,6 +120,7 @@ export class ProjectSync {
       if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) await this.writeBack();
       const loaded = loadProject(this.dir);
       if (loaded.problems.length > 0) {
+        this.troubled = true;
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);
         status.update({ problems: loaded.problems, lastReconcile: { at: new Date().toISOString(), ok: false, summary: { create: 0, update: 0, delete: 0 }, error: `${loaded.problems.length} problem(s) in the project files; nothing was changed` } });
         return;
@@ -131,8 +134,12 @@ export class ProjectSync {
         this.syncedRevision = -1;
         status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: result.summary } });
         const { create, update, delete: removed } = result.summary;
+        // Whoever watched the warnings go by needs to see them end too.
+        if (this.troubled) services.logger.info(`project: the problems in ${this.dir} are fixed; the files are applied again`);
+        this.troubled = false;
         if (create + update + removed > 0) services.logger.info(`project: applied ${create} create, ${update} update, ${removed} delete from ${this.dir}`);
       } catch (error) {
+        this.troubled = true;
         const message = error instanceof Error ? error.message : String(error);
         const details = (error as { details?: Array<{ field: string; message: string }> }).details ?? [];
         services.logger.warn(`project: the files could not be applied: ${message}`, { details });

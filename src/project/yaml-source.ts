@@ -26,11 +26,7 @@ export const PARSE_OPTIONS = { prettyErrors: false, stringKeys: true, uniqueKeys
 export function parseYaml(text: string): ParsedYaml {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...PARSE_OPTIONS, lineCounter });
-  const lineAt = (offset: number): number => lineCounter.linePos(offset).line;
-  const problems: Problem[] = [
-    ...doc.errors.map((error) => ({ line: lineAt(error.pos[0]), path: '', message: `invalid YAML: ${error.message}` })),
-    ...doc.warnings.map((warning) => ({ line: lineAt(warning.pos[0]), path: '', message: `invalid YAML: ${warning.message}` })),
-  ];
+  const problems = syntaxProblems(text, doc, lineCounter);
   if (problems.length) return { doc, lineCounter, value: undefined, problems };
   let value: unknown;
   try {
@@ -41,6 +37,33 @@ export function parseYaml(text: string): ParsedYaml {
   const shape = shapeProblem(value);
   if (shape) return { doc, lineCounter, value: undefined, problems: [{ line: 1, path: '', message: shape }] };
   return { doc, lineCounter, value, problems };
+}
+
+/**
+ * One problem per line, at the line a person would fix. The parser reports a cascade for one
+ * mistake (a stray `- b` gives four errors on its line): the first says it. An unclosed quote is
+ * reported at the end of the input; it is pointed at the line where the quote opens.
+ */
+function syntaxProblems(text: string, doc: Document.Parsed, lineCounter: LineCounter): Problem[] {
+  const lastLine = lineCounter.linePos(text.replace(/\s+$/, '').length).line;
+  const problems: Problem[] = [];
+  for (const error of [...doc.errors, ...doc.warnings]) {
+    let offset = error.pos[0];
+    const quote = /^Missing closing (["'])quote/.exec(error.message)?.[1];
+    if (quote) offset = openingQuote(text, quote, offset);
+    const line = Math.min(lineCounter.linePos(offset).line, Math.max(lastLine, 1));
+    if (problems.some((problem) => problem.line === line)) continue;
+    problems.push({ line, path: '', message: `invalid YAML: ${error.message}` });
+  }
+  return problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+}
+
+/** Where an unclosed quoted scalar starts: the last unescaped quote before `end`. */
+function openingQuote(text: string, quote: string, end: number): number {
+  for (let at = Math.min(end, text.length) - 1; at >= 0; at--) {
+    if (text[at] === quote && (quote === "'" || text[at - 1] !== '\\')) return at;
+  }
+  return end;
 }
 
 const isJsonContainer = (value: object): boolean => {

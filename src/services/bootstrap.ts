@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { EventBus } from '../events/bus.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { UserDoc } from '../model/records.ts';
 import type { Store } from '../store/types.ts';
@@ -82,4 +83,27 @@ export async function ensureFirstStart(deps: {
   if (deps.production && admin?.initialPassword) {
     deps.logger.warn('user "admin" still has its initial password: change it (PUT /api/profile)');
   }
+}
+
+/**
+ * DATA_DIR/initial-admin-password is for the first sign-in only. Once the admin's initial
+ * password has been changed (PUT /api/profile, PUT /api/users/:id, on any instance) it is stale:
+ * it is deleted then, and at every start. The check costs one stat per user change and a read
+ * of the admin only while the file exists.
+ */
+export async function forgetInitialPasswordOnceChanged(deps: { store: Store; events: EventBus; logger: Logger; dataDir: string }): Promise<void> {
+  const file = join(deps.dataDir, 'initial-admin-password');
+  const check = async (): Promise<void> => {
+    if (!existsSync(file)) return;
+    const admin = await deps.store.collection<UserDoc>('users').findOne({ loginKey: 'admin' });
+    if (!admin || admin.initialPassword) return;
+    try {
+      unlinkSync(file);
+      deps.logger.info(`the admin password has been changed: deleted ${file}`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') deps.logger.warn(`cannot delete ${file}`, { error });
+    }
+  };
+  deps.events.on('user.updated', check);
+  await check();
 }

@@ -1,4 +1,4 @@
-import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
+import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
@@ -21,7 +21,7 @@ import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
-import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse } from './endpoint-rules.ts';
+import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
 import type { RecordsService } from './records.ts';
 import type { Revisions } from './revisions.ts';
 import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
@@ -104,6 +104,45 @@ function pattern(path: string): PathPattern {
   const checked = checkEndpointPath(path, { system: true });
   refuse(checked.problems);
   return checked.pattern as PathPattern;
+}
+
+/** Field problems of one definition, each with the message it would have been thrown with. */
+type FieldProblems = Array<{ message: string; details: ErrorDetail[] }>;
+
+/** Runs a check that throws a 400; its problem is collected instead. Anything else still throws. */
+function collect<T>(problems: FieldProblems, check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status !== 400) throw error;
+    problems.push({ message: error.message, details: error.details ?? [] });
+    return undefined;
+  }
+}
+
+async function collectAsync(problems: FieldProblems, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status !== 400) throw error;
+    problems.push({ message: error.message, details: error.details ?? [] });
+  }
+}
+
+/** Rule problems (endpoint-rules.ts) as collected field problems. */
+function addRuleProblems(problems: FieldProblems, found: readonly RuleProblem[]): void {
+  for (const { field, message, summary } of found) problems.push({ message: summary, details: [{ field, message }] });
+}
+
+/**
+ * When a schema as a whole is invalid, the checks of its top-level fields that are valid on their
+ * own, so that a wrong reference is still reported beside the other fields' problems.
+ */
+function fieldsAlone(raw: unknown): Array<{ problems: RuleProblem[] }> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return [];
+  return Object.entries(raw)
+    .map(([name, def]) => checkEndpointSchema({ [name]: def }))
+    .filter((alone) => alone.schema !== undefined);
 }
 
 export class EndpointsService {
@@ -296,25 +335,32 @@ export class EndpointsService {
 
   /**
    * Validates a whole definition and returns the document to store (without _id). The rules that
-   * need no store are endpoint-rules.ts', shared with the project checks.
+   * need no store are endpoint-rules.ts', shared with the project checks. Field problems are
+   * collected, so one 400 lists every one in `details` (a wrong reference together with the
+   * schema's other faults); its message is the first problem's.
    */
   private async prepare(input: EndpointInput, current: EndpointDoc | null): Promise<Omit<EndpointDoc, '_id'>> {
-    const path = checkEndpointPath(input.path, { system: current?.isSystem === true });
-    refuse(path.problems);
-    const parsed = path.pattern as PathPattern;
+    const checkedPath = checkEndpointPath(input.path, { system: current?.isSystem === true });
+    if (!checkedPath.pattern) refuse(checkedPath.problems);
+    const parsed = checkedPath.pattern as PathPattern;
     await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
+    const problems: FieldProblems = [];
+    addRuleProblems(problems, checkedPath.problems);
     const checkedSchema = checkEndpointSchema(input.schema);
-    refuse(checkedSchema.problems);
-    const schema = checkedSchema.schema as NonNullable<typeof checkedSchema.schema>;
+    addRuleProblems(problems, checkedSchema.problems);
+    const schema = checkedSchema.schema;
+    if (!schema) for (const alone of fieldsAlone(input.schema)) addRuleProblems(problems, alone.problems);
     const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, input.networkAccess);
-    assertValidNetworkAccess(networkAccess);
+    collect(problems, () => assertValidNetworkAccess(networkAccess));
     const allowedGroupIds = input.allowedGroupIds ?? [];
-    refuse(checkGroupAccess(input.accessType, allowedGroupIds, 'allowedGroupIds', 'id'));
-    await this.assertUserGroupsExist(allowedGroupIds);
+    addRuleProblems(problems, checkGroupAccess(input.accessType, allowedGroupIds, 'allowedGroupIds', 'id'));
+    await collectAsync(problems, () => this.assertUserGroupsExist(allowedGroupIds));
     const groupId = input.groupId ?? null;
     if (groupId !== null && (!isId(groupId) || !(await this.store.collection<EndpointGroupDoc>('endpointgroups').findById(groupId)))) {
-      throw badRequest(`Invalid endpoint: unknown endpoint group ${groupId}`, [{ field: 'groupId', message: 'is not an endpoint group' }]);
+      problems.push({ message: `Invalid endpoint: unknown endpoint group ${groupId}`, details: [{ field: 'groupId', message: 'is not an endpoint group' }] });
     }
+    const [first] = problems;
+    if (first || !schema) throw badRequest(first?.message ?? 'Invalid schema', problems.flatMap((problem) => problem.details));
     const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
     refuse(checkHandlerCode(handler));
     const now = new Date();

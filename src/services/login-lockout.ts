@@ -39,7 +39,9 @@ export class LoginLockout {
     const remainingMs = lockedUntil - Date.now();
     if (remainingMs > 0) {
       const minutes = Math.ceil(remainingMs / 60_000);
-      throw tooManyRequests(`Too many failed login attempts; try again in ${minutes} minute${minutes === 1 ? '' : 's'}`, remainingMs / 1000);
+      // Rounded up to the minute, as the countdown is: "in 15 minutes (locked until 18:45 UTC)".
+      const until = new Date(Math.ceil(lockedUntil / 60_000) * 60_000).toISOString().slice(0, 16).replace('T', ' ');
+      throw tooManyRequests(`Too many failed login attempts; try again in ${minutes} minute${minutes === 1 ? '' : 's'} (locked until ${until} UTC)`, remainingMs / 1000);
     }
   }
 
@@ -61,6 +63,14 @@ export class LoginLockout {
     if (doc && doc.failures >= policy.threshold) {
       await this.attempts.updateOne({ _id: doc._id }, { $set: { lockedUntil: window, failures: 0, expiresAt: window } });
     }
+  }
+
+  /** Ends a lockout and forgets the failures (an administrator's unlock); true if it was locked. */
+  async unlock(key: string): Promise<boolean> {
+    const doc = await this.attempts.findOne({ loginKey: key });
+    const locked = Boolean(doc?.lockedUntil && Date.parse(String(doc.lockedUntil)) > Date.now());
+    if (doc) await this.attempts.deleteOne({ _id: doc._id });
+    return locked;
   }
 
   async recordSuccess(key: string): Promise<void> {

@@ -91,7 +91,8 @@ describe('dynctl diff and apply', () => {
   it('diff before apply shows what would be created (exit 1); apply creates it; a second apply changes nothing', async () => {
     const before = await cli.run(['diff', dir]);
     expect(before.code, before.stderr).toBe(1);
-    expect(before.stdout).toMatch(/^\+ group shop$/m);
+    // A group is named as it is written (its key is the lower-cased name).
+    expect(before.stdout).toMatch(/^\+ group Shop$/m);
     expect(before.stdout).toMatch(/^\+ endpoint POST \/api\/shop\/orders$/m);
     expect(before.stdout).toMatch(/Plan: 7 to create, 0 to update, 0 to delete\./);
 
@@ -146,9 +147,19 @@ describe('dynctl diff and apply', () => {
     expect(kept.stderr).toMatch(/1 definition on the server is not in .* and was kept/);
     expect(await endpointKeys(server, adminToken)).toEqual(before);
 
+    // diff mirrors apply: without --prune nothing would change (exit 0), the extra definition is a note.
     const diff = await cli.run(['diff', dir]);
-    expect(diff.code).toBe(1);
-    expect(diff.stdout).toMatch(/^- endpoint POST \/api\/shop\/categories$/m);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/No differences/);
+    expect(diff.stdout).not.toMatch(/^- /m);
+    expect(diff.stderr).toMatch(/1 definition on the server is not in .*apply keeps it, apply --prune would delete it:\n {2}endpoint POST \/api\/shop\/categories\n/);
+    const json = await cli.run(['--json', 'diff', dir]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ changes: [], onlyOnServer: [{ kind: 'endpoint', key: 'POST /api/shop/categories', action: 'delete' }] });
+
+    const withPrune = await cli.run(['diff', '--prune', dir]);
+    expect(withPrune.code).toBe(1);
+    expect(withPrune.stdout).toMatch(/^- endpoint POST \/api\/shop\/categories$/m);
+    expect(withPrune.stdout).toMatch(/Plan: 0 to create, 0 to update, 1 to delete\./);
 
     const refused = await cli.run(['apply', '--prune', dir]);
     expect(refused.code).toBe(2);
@@ -165,7 +176,7 @@ describe('dynctl diff and apply', () => {
     expect(pruned.stdout).toMatch(/^- endpoint POST \/api\/shop\/categories$/m);
     expect(pruned.stdout).toMatch(/Applied: 0 created, 0 updated, 1 deleted/);
     expect(await endpointKeys(server, adminToken)).toEqual(before.filter((key) => key !== 'POST /api/shop/categories'));
-    expect((await cli.run(['diff', dir])).code).toBe(0);
+    expect((await cli.run(['diff', '--prune', dir])).code).toBe(0);
   });
 
   it('stops on problems in the directory, and on the server refusing the bundle (exit 1 with the details)', async () => {

@@ -15,7 +15,11 @@ afterAll(async () => {
   await cleanupServerProcesses();
 });
 
-const readConfig = (path: string): { server?: string; accessToken?: string; refreshToken?: string } => JSON.parse(readFileSync(path, 'utf8'));
+/** The session of the current context (the file holds named contexts). */
+const readConfig = (path: string): { server?: string; accessToken?: string; refreshToken?: string } => {
+  const config = JSON.parse(readFileSync(path, 'utf8'));
+  return config.contexts[config.currentContext];
+};
 
 async function loggedInCli() {
   const cli = makeCli();

@@ -22,7 +22,7 @@ describe('login lockout', () => {
 
   function expectLocked(res: Awaited<ReturnType<typeof attempt>>): void {
     expect(res.status).toBe(429);
-    expect(res.body).toEqual({ success: false, error: LOCKED });
+    expect(res.body).toEqual({ success: false, error: expect.stringMatching(new RegExp(`^${LOCKED} \\(locked until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\)$`)) });
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(15 * 60 - 30);
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);

@@ -262,7 +262,7 @@ describe('files the loader refuses', () => {
   });
 
   it('reports a directory that does not exist', () => {
-    expect(validateProjectDir('/nonexistent/dyn-project')).toEqual([{ file: '/nonexistent/dyn-project', path: '', message: 'is not a directory' }]);
+    expect(validateProjectDir('/nonexistent/dyn-project')).toEqual([{ file: '/nonexistent/dyn-project', path: '', message: 'does not exist' }]);
   });
 
   it('never throws, whatever the files hold', () => {

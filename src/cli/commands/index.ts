@@ -2,6 +2,7 @@ import type { CommandModule } from '../context.ts';
 import { callCommand } from './call.ts';
 import { cronCommands } from './cron.ts';
 import { discoveryCommands } from './discovery.ts';
+import { contextCommands } from './contexts.ts';
 import { endpointsCommands } from './endpoints.ts';
 import { keysCommands } from './keys.ts';
 import { logsCommand } from './logs.ts';
@@ -9,6 +10,7 @@ import { projectCommands } from './project.ts';
 import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
+import { usersCommands } from './users.ts';
 
 /**
  * Every dynctl command, in the order `dynctl --help` lists them. A command (or group) is one
@@ -17,11 +19,13 @@ import { statusCommand } from './status.ts';
 export const COMMANDS: readonly CommandModule[] = [
   serveCommand,
   sessionCommands,
+  contextCommands,
   statusCommand,
   projectCommands,
   endpointsCommands,
   keysCommands,
   cronCommands,
+  usersCommands,
   callCommand,
   logsCommand,
   discoveryCommands,

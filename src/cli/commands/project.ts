@@ -14,7 +14,7 @@ import type { Problem } from '../../project/problem.ts';
  * | command    | does                                                    | exit 1 when                         |
  * |------------|---------------------------------------------------------|-------------------------------------|
  * | `validate` | loads the directory offline, lists every problem        | any problem                         |
- * | `diff`     | POST /api/project/plan?prune=true: what apply would do  | anything would change               |
+ * | `diff`     | POST /api/project/plan: what apply would do             | apply would change anything         |
  * | `apply`    | POST /api/project/apply (asks before deleting)          | problems, a refusal, a failed apply |
  * | `export`   | GET /api/project/export to stdout, a file or a directory| —                                   |
  * | `import`   | a bundle file or a directory to POST /api/project/import| problems, a refusal                 |
@@ -70,29 +70,49 @@ function registerValidate(program: Command, context: CliContext): void {
 function registerDiff(program: Command, context: CliContext): void {
   program
     .command('diff')
-    .description('show what apply would change on the server (deletions: what apply --prune removes)')
+    .description('show what apply would change on the server (with --prune: what apply --prune would do, deletions included)')
     .argument('[dir]', DIR_ARGUMENT)
-    .addHelpText('after', '\nExits 0 when the server matches the directory, 1 when something would change (like kubectl diff).\n  + create   ~ update (with the fields)   - delete (only with apply --prune)')
-    .action(async (dirArgument: string | undefined) => {
+    .option('--prune', 'also show and count what apply --prune would delete')
+    .addHelpText(
+      'after',
+      '\nExits 0 when apply would change nothing, 1 when it would change something (like kubectl diff).\n  + create   ~ update (with the fields)   - delete (only with --prune)\nWithout --prune, definitions only on the server are listed on stderr as a note: apply keeps them.',
+    )
+    .action(async (dirArgument: string | undefined, options: { prune?: boolean }) => {
       const dir = projectDir(context, dirArgument);
+      const prune = options.prune ?? false;
       const bundle = await loadOrFail(context, dir);
       const client = await context.client();
-      const plan = await refusals(context, () => client.planProject(bundle, { prune: true }));
+      const plan = await refusals(context, () => client.planProject(bundle, { prune }));
+      // Without --prune the same plan as apply; what only the server has is a remark, not a change.
+      const onlyOnServer = prune ? [] : await serverOnly(client, bundle);
+      const title = await changeTitles(client, bundle, [...plan.changes, ...onlyOnServer]);
       const out = context.out;
-      out.result(plan, () => {
-        if (plan.changes.length === 0) {
-          out.line(`No differences: the server matches ${dir}.`);
-          return;
+      out.result(prune ? plan : { ...plan, onlyOnServer }, () => {
+        if (plan.changes.length === 0) out.line(`No differences: apply${prune ? ' --prune' : ''} would change nothing on the server from ${dir}.`);
+        else {
+          printChanges(out, plan.changes, title);
+          out.line();
+          out.line(`Plan: ${counts(plan.summary, 'to create', 'to update', 'to delete')}.`);
         }
-        printChanges(out, plan.changes);
-        out.line();
-        out.line(`Plan: ${counts(plan.summary, 'to create', 'to update', 'to delete')}.`);
-        const gone = plan.summary.delete;
-        if (gone > 0) out.note(`(${plural(gone, 'definition')} on the server ${gone === 1 ? 'is' : 'are'} not in ${dir}: only apply --prune deletes ${gone === 1 ? 'it' : 'them'})`);
+        if (onlyOnServer.length > 0) {
+          const n = onlyOnServer.length;
+          out.note(`Note: ${plural(n, 'definition')} on the server ${n === 1 ? 'is' : 'are'} not in ${dir}; apply keeps ${n === 1 ? 'it' : 'them'}, apply --prune would delete ${n === 1 ? 'it' : 'them'}:`);
+          for (const change of onlyOnServer) out.note(`  ${title(change)}`);
+        }
       });
       // Differences found is not an error: no message, only the exit code.
       if (plan.changes.length > 0) process.exitCode = EXIT.failure;
     });
+}
+
+/** The deletions apply --prune would make; none when the server refuses that plan (a remark only). */
+async function serverOnly(client: DynClient, bundle: ProjectBundle): Promise<ProjectChange[]> {
+  try {
+    return (await client.planProject(bundle, { prune: true })).changes.filter((change) => change.action === 'delete');
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) return [];
+    throw error;
+  }
 }
 
 // ---- apply ----------------------------------------------------------------------------------
@@ -124,13 +144,14 @@ function registerApply(program: Command, context: CliContext): void {
       if (prune && !dryRun && !options.yes) await confirmDeletions(context, client, bundle, dir);
 
       const result = await refusals(context, () => client.applyProject(bundle, { prune, dryRun }));
+      const title = await changeTitles(client, bundle, result.changes);
       const out = context.out;
       out.result(result, () => {
         if (result.changes.length === 0) {
           out.line(`No changes: the server already matches ${dir}.`);
           return;
         }
-        printChanges(out, result.changes);
+        printChanges(out, result.changes, title);
         out.line();
         if (dryRun) out.line(`Dry run: ${counts(result.summary, 'to create', 'to update', 'to delete')}; nothing was changed.`);
         else out.success(`Applied: ${counts(result.summary, 'created', 'updated', 'deleted')}.`);
@@ -149,6 +170,7 @@ async function confirmDeletions(context: CliContext, client: DynClient, bundle: 
   const deletes = plan.changes.filter((change) => change.action === 'delete');
   if (deletes.length === 0) return;
   const what = `${plural(deletes.length, 'definition')} not in ${dir}`;
+  const changeTitle = await changeTitles(client, bundle, deletes);
   if (!process.stdin.isTTY || !process.stderr.isTTY) {
     throw usageError(`apply --prune would delete ${what} (${deletes.map(changeTitle).join(', ')}); confirm with --yes (there is no terminal to ask on)`);
   }
@@ -307,10 +329,11 @@ function registerImport(program: Command, context: CliContext): void {
         withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: progress.update } : {}) })),
       );
       const ms = Math.round(performance.now() - started);
+      const title = await changeTitles(client, 'text' in body ? undefined : body, result.changes);
       const out = context.out;
       if (size > 0) out.note(`sent ${formatBytes(size)} in ${ms} ms`);
       out.result(result, () => {
-        printChanges(out, result.changes);
+        printChanges(out, result.changes, title);
         if (result.changes.length > 0) out.line();
         const extra = [result.records !== null ? plural(result.records, 'record') : '', result.settings ? 'settings' : ''].filter(Boolean);
         const definitions = result.changes.length === 0 ? 'no changes to definitions' : counts(result.summary, 'created', 'updated', 'deleted');
@@ -389,10 +412,28 @@ const SIGNS: Record<ProjectChange['action'], { sign: string; style: Style }> = {
   delete: { sign: '-', style: 'red' },
 };
 
-const changeTitle = (change: ProjectChange): string => `${change.kind} ${change.key}`;
+type ChangeTitle = (change: ProjectChange) => string;
+
+/**
+ * `endpoint GET /api/x`, `group Shop`: a group's key is its name lower-cased (names match
+ * case-insensitively), so the name is shown as written — in the bundle, else on the server
+ * (asked only when a group change is not in the bundle, e.g. a deletion).
+ */
+async function changeTitles(client: DynClient, bundle: ProjectBundle | undefined, changes: readonly ProjectChange[]): Promise<ChangeTitle> {
+  const names = new Map<string, string>();
+  for (const group of bundle?.groups ?? []) if (typeof group.name === 'string') names.set(group.name.trim().toLowerCase(), group.name.trim());
+  if (changes.some((change) => change.kind === 'group' && !names.has(change.key))) {
+    try {
+      for (const group of await client.listEndpointGroups()) if (!names.has(group.name.toLowerCase())) names.set(group.name.toLowerCase(), group.name);
+    } catch {
+      // Only cosmetic: the key is shown instead.
+    }
+  }
+  return (change) => `${change.kind} ${change.kind === 'group' ? (names.get(change.key) ?? change.key) : change.key}`;
+}
 
 /** `+ endpoint GET /api/x`, `~ …` with one `    field: from → to` line per changed value, `- …`. */
-function printChanges(out: Output, changes: readonly ProjectChange[]): void {
+function printChanges(out: Output, changes: readonly ProjectChange[], changeTitle: ChangeTitle): void {
   for (const change of changes) {
     const { sign, style } = SIGNS[change.action];
     out.line(out.paint(style, `${sign} ${changeTitle(change)}`));

@@ -2,6 +2,7 @@ import type { Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { isReservedConcretePath } from '../../model/reserved-paths.ts';
+import { isYamlRequest } from '../bundle-body.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -41,11 +42,31 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     if (rawPaths.size > 0 && (rawPaths.has(ctx.path) || (ctx.path.endsWith('/') && rawPaths.has(ctx.path.slice(0, -1))))) return next();
+    assertJsonType(ctx);
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '', isReservedConcretePath(ctx.path));
       await next();
     });
   };
+}
+
+/**
+ * A body sent without `Content-Type: application/json` (curl -d sends form encoding; fetch a
+ * string as text/plain) would otherwise reach the route as no body at all and come back as
+ * puzzling field errors. Say what is wrong instead: 415 naming the header. YAML passes for the
+ * project routes, which read it themselves (bundle-body.ts).
+ */
+function assertJsonType(ctx: DynContext): void {
+  if (ctx.request.length === 0) return; // Content-Length: 0 is no body, whatever the type
+  const type = ctx.is('application/json', '+json');
+  if (type === null || typeof type === 'string' || isYamlRequest(ctx)) return; // no body, or JSON / YAML
+  const sent = ctx.get('content-type');
+  throw new AppError(
+    415,
+    sent
+      ? `Request body sent as "${sent.split(';')[0]?.trim()}": send JSON with the header Content-Type: application/json`
+      : 'Request body has no Content-Type header: send JSON with the header Content-Type: application/json',
+  );
 }
 
 /** The checks made on every parsed management body, for routes that parse their own (throws a 400). */
