@@ -84,6 +84,11 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   read(services: ProjectServices): Promise<N[]>;
   /** Store ids of the definitions a project manages, by natural key. */
   ids(services: ProjectServices): Promise<Map<string, string>>;
+  /**
+   * What this server must look up before the diff, on the desired specs as written (an endpoint
+   * schema's refEndpointIds become paths); problems are relative to the spec (`schema.x.refEndpointId`).
+   */
+  resolve?(services: ProjectServices, specs: readonly S[]): Promise<{ specs: S[]; problems: Array<{ index: number; path: string; message: string }> }>;
   /** Rules that need the store: what they need is read once, then each desired definition is checked (paths relative to it). */
   storeRules?(services: ProjectServices): Promise<(spec: N) => Problem[]>;
   create(context: ApplyContext, spec: N): Promise<string>;
