@@ -25,7 +25,7 @@ const POLL_MS = 500;
 const BATCH = 50;
 const TIMEOUT_MS = 10_000;
 /** A claim outlives the longest attempt by far; after it the delivery is due again. */
-const LEASE_MS = 60_000;
+const LEASE_MS = 30_000;
 const MAX_RESPONSE_BYTES = 2048;
 const PER_HOOK = 3;
 const TOTAL = 32;
