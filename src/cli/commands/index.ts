@@ -8,6 +8,7 @@ import { projectCommands } from './project.ts';
 import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
+import { webhooksCommands } from './webhooks.ts';
 
 /**
  * Every dynctl command, in the order `dynctl --help` lists them. A command (or group) is one
@@ -21,6 +22,7 @@ export const COMMANDS: readonly CommandModule[] = [
   endpointsCommands,
   keysCommands,
   cronCommands,
+  webhooksCommands,
   callCommand,
   logsCommand,
 ];
