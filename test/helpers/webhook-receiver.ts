@@ -51,14 +51,19 @@ export class WebhookReceiver {
     this.answer = () => ({ status: 200, body: 'ok' });
   }
 
-  /** Resolves once `count` requests arrived (throws after `ms`). */
-  async waitFor(count: number, ms = 10_000): Promise<Received[]> {
-    const until = Date.now() + ms;
-    while (this.received.length < count) {
-      if (Date.now() > until) throw new Error(`expected ${count} webhook requests, got ${this.received.length}`);
+  /** The requests to `path` (all of them without one). */
+  requestsTo(path?: string): Received[] {
+    return path === undefined ? this.received : this.received.filter((r) => r.url === path);
+  }
+
+  /** Resolves once `count` requests (to `path`, if given) arrived; throws after `ms`. */
+  async waitFor(count: number, options: { ms?: number; path?: string } = {}): Promise<Received[]> {
+    const until = Date.now() + (options.ms ?? 10_000);
+    while (this.requestsTo(options.path).length < count) {
+      if (Date.now() > until) throw new Error(`expected ${count} webhook requests, got ${this.requestsTo(options.path).length}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    return this.received;
+    return this.requestsTo(options.path);
   }
 
   async close(): Promise<void> {

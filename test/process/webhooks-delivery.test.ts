@@ -45,7 +45,7 @@ describe('webhook delivery across processes', () => {
     const receiver = await new WebhookReceiver().listen(port);
     receivers.push(receiver);
     const second = await startServerProcess({ dataDir, env });
-    const [request] = await receiver.waitFor(1, 20_000);
+    const [request] = await receiver.waitFor(1, { ms: 20_000 });
     expect(JSON.parse(request!.body)).toMatchObject({ event: 'record.created', data: { _id: created.body.data._id, n: 42 } });
     const admin = (await second.login()).accessToken;
     const hook = (await second.api('GET', '/api/webhooks/audit-sink', { token: admin })).body.data;

@@ -31,7 +31,8 @@ const PER_HOOK = 3;
 const TOTAL = 32;
 /** A queued delivery of a disabled hook is looked at again this much later. */
 const DISABLED_RECHECK_MS = 60_000;
-const DRAIN_MS = 12_000;
+/** Shutdown waits this long for attempts to record their outcome after they are cancelled. */
+const DRAIN_MS = 5_000;
 
 interface Deps {
   hooks: WebhooksService;
@@ -52,6 +53,8 @@ export class WebhookDispatcher {
   private ticking: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  /** Aborted by close(): attempts under way stop and give their deliveries back. */
+  private readonly shutdown = new AbortController();
 
   constructor(deps: Deps) {
     this.deps = deps;
@@ -83,14 +86,20 @@ export class WebhookDispatcher {
 
   /** Sends a delivery this instance just queued (POST /:id/test) and resolves with it as finished. */
   async sendNow(row: WebhookDeliveryDoc): Promise<WebhookDeliveryDoc> {
-    const claimed = await this.deps.deliveries.claim(row, this.instance, LEASE_MS);
-    if (!claimed) return row;
-    return (await this.track(this.attempt(claimed))) ?? claimed;
+    this.reserve(row.webhookId);
+    try {
+      const claimed = await this.deps.deliveries.claim(row, this.instance, LEASE_MS);
+      if (!claimed) return row;
+      return (await this.track(this.attempt(claimed))) ?? claimed;
+    } finally {
+      this.unreserve(row.webhookId);
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    this.shutdown.abort();
     await this.ticking;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_MS)))]);
@@ -102,10 +111,28 @@ export class WebhookDispatcher {
     for (const row of due) {
       if (this.closed || this.running.size >= TOTAL) return;
       if ((this.inFlight.get(row.webhookId) ?? 0) >= PER_HOOK) continue;
-      const claimed = await this.deps.deliveries.claim(row, this.instance, LEASE_MS);
-      if (!claimed) continue; // another instance won it
-      void this.track(this.attempt(claimed));
+      // The slot is taken before the claim is awaited, so this loop cannot overfill a hook.
+      this.reserve(row.webhookId);
+      const claimed = await this.deps.deliveries.claim(row, this.instance, LEASE_MS).catch((error: unknown) => {
+        this.unreserve(row.webhookId);
+        throw error;
+      });
+      if (!claimed) {
+        this.unreserve(row.webhookId); // another instance won it
+        continue;
+      }
+      void this.track(this.attempt(claimed)).finally(() => this.unreserve(row.webhookId));
     }
+  }
+
+  private reserve(hookId: string): void {
+    this.inFlight.set(hookId, (this.inFlight.get(hookId) ?? 0) + 1);
+  }
+
+  private unreserve(hookId: string): void {
+    const left = (this.inFlight.get(hookId) ?? 1) - 1;
+    if (left > 0) this.inFlight.set(hookId, left);
+    else this.inFlight.delete(hookId);
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -116,19 +143,15 @@ export class WebhookDispatcher {
 
   private async attempt(claimed: WebhookDeliveryDoc): Promise<WebhookDeliveryDoc | null> {
     const { hooks, deliveries } = this.deps;
-    const hook = await hooks.get(claimed.webhookId).catch(() => null);
-    if (!hook) return deliveries.finish(claimed, { ok: false, responseCode: null, durationMs: 0, error: 'The webhook was deleted', retryAt: null });
-    if (!hook.enabled && claimed.event !== TEST_EVENT) return deliveries.release(claimed, new Date(Date.now() + DISABLED_RECHECK_MS));
-    this.inFlight.set(hook._id, (this.inFlight.get(hook._id) ?? 0) + 1);
     try {
+      const hook = await hooks.get(claimed.webhookId).catch(() => null);
+      if (!hook) return await deliveries.finish(claimed, { ok: false, responseCode: null, durationMs: 0, error: 'The webhook was deleted', retryAt: null });
+      if (!hook.enabled && claimed.event !== TEST_EVENT) return await deliveries.release(claimed, new Date(Date.now() + DISABLED_RECHECK_MS));
       return await this.send(hook, claimed);
     } catch (error) {
-      this.deps.logger.warn('webhooks: recording an attempt failed', { webhook: hook.name, error });
+      // The store failed: the claim runs out and the delivery is tried again then.
+      this.deps.logger.warn('webhooks: an attempt could not be recorded', { delivery: claimed._id, error });
       return null;
-    } finally {
-      const left = (this.inFlight.get(hook._id) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(hook._id, left);
-      else this.inFlight.delete(hook._id);
     }
   }
 
@@ -149,12 +172,14 @@ export class WebhookDispatcher {
     let error: string | null = null;
     try {
       const policy = outboundPolicyFor((await settings.get()).outboundAllowList);
-      const response = await policy.request({ url: hook.url, method: 'POST', headers, body: claimed.body, timeoutMs: TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES, maxRedirects: 0 });
+      const response = await policy.request({ url: hook.url, method: 'POST', headers, body: claimed.body, timeoutMs: TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES, maxRedirects: 0, signal: this.shutdown.signal });
       responseCode = response.status;
       if (response.status < 200 || response.status >= 300) error = `answered ${response.status}${response.body ? `: ${response.body.slice(0, 200)}` : ''}`;
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }
+    // Cut off by shutdown: not the receiver's failure, so no attempt is counted; due again at once.
+    if (this.shutdown.signal.aborted && responseCode === null) return deliveries.release(claimed, new Date());
     const durationMs = Math.round(performance.now() - started);
     const ok = error === null;
     const attempt = claimed.attempts + 1;
