@@ -116,18 +116,23 @@ export class WebhookOutbox implements DurableSink {
     return true;
   }
 
-  /** The table at the current revision; concurrent callers share one reload. */
+  /** The table at the current revision or later; concurrent callers share one reload. */
   private async current(): Promise<Table> {
     const revision = await this.hooks.revision();
-    if (this.table?.revision === revision) return this.table;
-    this.loading ??= (async () => {
-      const hooks = (await this.hooks.all()).filter((hook) => hook.enabled);
-      const table = { revision, hooks, events: new Set(hooks.flatMap((hook) => hook.events)) };
-      this.table = table;
-      return table;
-    })().finally(() => {
+    if (this.table && this.table.revision >= revision) return this.table;
+    const shared = await (this.loading ??= this.reload().finally(() => {
       this.loading = null;
-    });
-    return this.loading;
+    }));
+    // A reload that began before this revision was read may have missed the change.
+    return shared.revision >= revision ? shared : this.reload();
+  }
+
+  private async reload(): Promise<Table> {
+    // The revision first: a change made while the hooks are read shows as a newer revision later.
+    const revision = await this.hooks.revision();
+    const hooks = (await this.hooks.all()).filter((hook) => hook.enabled);
+    const table = { revision, hooks, events: new Set(hooks.flatMap((hook) => hook.events)) };
+    if (!this.table || this.table.revision <= revision) this.table = table;
+    return table;
   }
 }

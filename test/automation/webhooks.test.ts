@@ -164,6 +164,46 @@ describe('deliveries', () => {
     await removeHook(hook._id);
   });
 
+  it('follows the endpoints of one group when the hook has a group filter', async () => {
+    const group = await t.api('POST', '/api/endpoints/groups', { token: admin, body: { name: 'Shop' } });
+    expect(group.status, group.text).toBe(201);
+    const endpoint = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'carts', path: '/api/carts', method: 'POST', accessType: 'public', groupId: group.body.data._id, schema: { title: { type: 'string' } } } });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const hook = await createHook({ events: ['record.created', 'endpoint.called'], filter: { group: 'shop' } });
+    await t.api('POST', '/api/things', { body: { title: 'outside the group' } });
+    await t.api('POST', '/api/carts', { body: { title: 'in the group' } });
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    await sleep(300);
+    expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(2);
+    expect(received.map((r) => JSON.parse(r.body).event).sort()).toEqual(['endpoint.called', 'record.created']);
+    expect(received.every((r) => !r.body.includes('outside the group'))).toBe(true);
+    await removeHook(hook._id);
+  });
+
+  it('applies a change of events to the next change, and sends definitions as the API shows them', async () => {
+    const hook = await createHook({ events: ['record.created'] });
+    const put = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { events: ['endpoint.created', 'endpoint.deleted'] } });
+    expect(put.status, put.text).toBe(200);
+    await t.api('POST', '/api/things', { body: { title: 'no longer followed' } });
+    const created = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'temp', path: '/api/temp', method: 'GET', accessType: 'public', schema: [{ name: 'n', type: 'number' }] } });
+    expect(created.status, created.text).toBe(201);
+    await t.api('DELETE', `/api/endpoints/${created.body.data._id}`, { token: admin });
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    const payloads = received.map((r) => JSON.parse(r.body));
+    expect(payloads.map((p) => p.event).sort()).toEqual(['endpoint.created', 'endpoint.deleted']);
+    expect(payloads.find((p) => p.event === 'endpoint.created').data).toEqual(created.body.data);
+    await removeHook(hook._id);
+  });
+
+  it('sends api.error as {path, method, statusCode, error}', async () => {
+    const hook = await createHook({ events: ['api.error'] });
+    const refused = await t.api('POST', '/api/things', { body: { title: 42 } });
+    expect(refused.status).toBe(400);
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    expect(JSON.parse(request!.body).data).toEqual({ path: '/api/things', method: 'POST', statusCode: 400, error: refused.body.error });
+    await removeHook(hook._id);
+  });
+
   it('retries a receiver that is down for the first attempts, with the same X-Webhook-Id, until it takes the event', async () => {
     receiver.answer = (request) => (receiver.requestsTo(request.url).length <= 2 ? { status: 503, body: 'down for maintenance' } : { status: 204 });
     const hook = await createHook({});
