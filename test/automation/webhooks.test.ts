@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -300,5 +301,42 @@ describe('deliveries', () => {
     await sleep(500);
     expect(receiver.requestsTo(`/${hook.name}`).length).toBeLessThanOrEqual(3);
     await removeHook(hook._id);
+  });
+});
+
+describe('shutdown', () => {
+  it('cancels an attempt under way without counting it, and the next start sends the delivery', async () => {
+    const own = await new WebhookReceiver().listen();
+    own.answer = () => 'hang';
+    const first = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '100' });
+    try {
+      const token = await first.adminToken();
+      await first.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${own.port}`] } });
+      const hook = await first.api('POST', '/api/webhooks', { token, body: { name: 'slow-sink', url: `${own.url}/in`, events: ['user.created'] } });
+      expect(hook.status, hook.text).toBe(201);
+      expect((await first.api('POST', '/api/users', { token, body: { login: 'late-user', password: 'password-123' } })).status).toBe(201);
+      await own.waitFor(1);
+      const started = performance.now();
+      await first.server.close();
+      expect(performance.now() - started).toBeLessThan(5000);
+
+      own.answer = () => ({ status: 200 });
+      const second = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '100' }, first.dataDir);
+      try {
+        const again = await own.waitFor(2);
+        expect(again[1]!.headers['x-webhook-id']).toBe(again[0]!.headers['x-webhook-id']);
+        const token2 = await second.adminToken();
+        const [delivery] = await until(
+          async () => (await second.api('GET', '/api/webhooks/slow-sink/deliveries', { token: token2 })).body.data as any[],
+          (list) => list[0]?.status === 'delivered',
+        );
+        expect(delivery.attempts).toBe(1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await own.close();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
   });
 });
