@@ -18,6 +18,14 @@ interface Table {
 }
 
 const FOLLOWABLE = new Set<string>(WEBHOOK_EVENTS);
+/**
+ * Call events are stored after the call is answered (not durably), on every dynamic call: for them
+ * a table confirmed within LAZY_MS is trusted even when the revision is not known without a read
+ * (always so on MongoDB without REVISION_CHECK_MS), so a quiet hot path costs no read. A hook saved
+ * on another instance gets them from there within that time.
+ */
+const LAZY = new Set<string>(['endpoint.called', 'api.error']);
+const LAZY_MS = 1000;
 type Data = Record<string, unknown>;
 
 /**
@@ -50,6 +58,7 @@ function subjectOf(event: string, d: Data): { path: string; endpointId: string |
 
 export class WebhookOutbox implements DurableSink {
   private table: Table | null = null;
+  private confirmedAt = 0;
   private loading: Promise<Table> | null = null;
   private readonly hooks: WebhooksService;
   private readonly deliveries: WebhookDeliveriesService;
@@ -73,7 +82,11 @@ export class WebhookOutbox implements DurableSink {
   wants(event: EventName): boolean {
     if (!FOLLOWABLE.has(event)) return false;
     const table = this.table;
-    if (!table || this.hooks.knownRevision() !== table.revision) return true; // unsure: look
+    if (!table) return true;
+    const known = this.hooks.knownRevision();
+    // A revision known to differ (a save on this instance) is never trusted.
+    const fresh = known === table.revision || (known === null && LAZY.has(event) && performance.now() - this.confirmedAt < LAZY_MS);
+    if (!fresh) return true; // unsure: look
     return table.events.has(event) || table.events.has('*');
   }
 
@@ -119,6 +132,7 @@ export class WebhookOutbox implements DurableSink {
   /** The table at the current revision or later; concurrent callers share one reload. */
   private async current(): Promise<Table> {
     const revision = await this.hooks.revision();
+    this.confirmedAt = performance.now();
     if (this.table && this.table.revision >= revision) return this.table;
     const shared = await (this.loading ??= this.reload().finally(() => {
       this.loading = null;
