@@ -340,3 +340,41 @@ describe('shutdown', () => {
     }
   });
 });
+
+describe('a delivery out of attempts', () => {
+  it('is failed after the 8th attempt, stays listed, and can be redelivered', async () => {
+    const own = await new WebhookReceiver().listen();
+    own.answer = () => ({ status: 500 });
+    // A 10 ms base: the 8 attempts take about 11 s.
+    const fast = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '10' });
+    try {
+      const token = await fast.adminToken();
+      await fast.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${own.port}`] } });
+      expect((await fast.api('POST', '/api/webhooks', { token, body: { name: 'dead-end', url: `${own.url}/in`, events: ['user.created'] } })).status).toBe(201);
+      expect((await fast.api('POST', '/api/users', { token, body: { login: 'retried-user', password: 'password-123' } })).status).toBe(201);
+      const [failed] = await until(
+        async () => (await fast.api('GET', '/api/webhooks/dead-end/deliveries', { token })).body.data as any[],
+        (list) => list[0]?.status === 'failed',
+        32_000,
+      );
+      expect(failed).toMatchObject({ attempts: 8, responseCode: 500, nextAttemptAt: null });
+      expect(own.received).toHaveLength(8);
+      const hook = (await fast.api('GET', '/api/webhooks/dead-end', { token })).body.data;
+      expect(hook).toMatchObject({ health: 'failing', consecutiveFailures: 8 });
+
+      own.answer = () => ({ status: 200 });
+      const again = await fast.api('POST', `/api/webhooks/dead-end/deliveries/${failed._id}/redeliver`, { token });
+      expect(again.status).toBe(202);
+      expect(again.body.data).toMatchObject({ status: 'pending', attempts: 0 });
+      const [delivered] = await until(
+        async () => (await fast.api('GET', '/api/webhooks/dead-end/deliveries', { token })).body.data as any[],
+        (list) => list[0]?.status === 'delivered',
+      );
+      expect(delivered.attempts).toBe(1);
+      expect((await fast.api('GET', '/api/webhooks/dead-end', { token })).body.data.health).toBe('ok');
+    } finally {
+      await fast.close();
+      await own.close();
+    }
+  }, 50_000);
+});
