@@ -151,8 +151,8 @@ export class EndpointsService {
   }
 
   /** The definition an event carries (for webhooks); not built when nobody would receive it. */
-  private async eventView(doc: EndpointDoc): Promise<Record<string, unknown> | undefined> {
-    return this.events.has('endpoint.created') || this.events.has('endpoint.updated') || this.events.has('endpoint.deleted') ? (await this.present([doc]))[0] : undefined;
+  private async eventView(event: 'endpoint.created' | 'endpoint.updated' | 'endpoint.deleted', doc: EndpointDoc): Promise<Record<string, unknown> | undefined> {
+    return this.events.has(event) ? (await this.present([doc]))[0] : undefined;
   }
 
   async create(input: unknown): Promise<EndpointDoc> {
@@ -161,7 +161,7 @@ export class EndpointsService {
     try {
       const created = await this.endpoints.insertOne(doc);
       await this.revisions.bump('endpoints');
-      await this.events.emitDurable('endpoint.created', { id: created._id, path: created.path, method: created.method, endpoint: await this.eventView(created) });
+      await this.events.emitDurable('endpoint.created', { id: created._id, path: created.path, method: created.method, endpoint: await this.eventView('endpoint.created', created) });
       return created;
     } catch (error) {
       throw duplicate(error, doc.path, doc.method);
@@ -201,7 +201,7 @@ export class EndpointsService {
     if (!updated) throw notFound('Endpoint not found');
     if (updated.path !== current.path) await this.moveRecords(current, updated);
     await this.revisions.bump('endpoints');
-    await this.events.emitDurable('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method, endpoint: await this.eventView(updated) });
+    await this.events.emitDurable('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method, endpoint: await this.eventView('endpoint.updated', updated) });
     return updated;
   }
 
@@ -210,7 +210,7 @@ export class EndpointsService {
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
     await this.endpoints.deleteOne({ _id: current._id });
     await this.revisions.bump('endpoints');
-    await this.events.emitDurable('endpoint.deleted', { id: current._id, path: current.path, method: current.method, endpoint: await this.eventView(current) });
+    await this.events.emitDurable('endpoint.deleted', { id: current._id, path: current.path, method: current.method, endpoint: await this.eventView('endpoint.deleted', current) });
     return current;
   }
 
