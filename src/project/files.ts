@@ -10,7 +10,8 @@ import { lineOf, parseYaml, type ParsedYaml } from './yaml-source.ts';
 export { formatProblem, type Problem };
 
 /**
- * Reads a project directory into a Bundle. Layout: one definition per file, in each kind's
+ * Reads a project directory into a Bundle. Layout: one definition per file (a kind with
+ * `resourceFiles` may define several in one: resource-file.ts expands them here), in each kind's
  * directory (`groups/*.yaml`, `endpoints/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
  * dotfiles and editor leftovers (`.orders.yaml.swp`, `orders.yaml~`, `.#orders.yaml`,
  * `#orders.yaml#`), and the writer's own temp files (dotfiles).
