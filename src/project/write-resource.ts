@@ -26,20 +26,22 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
   const root = resolve(dir);
   const abs = join(root, existing.relPath);
   const parsed = parseYaml(readFileSync(abs, 'utf8').replace(/^\uFEFF/, ''));
-  const loaded = loadProject(dir, options);
-  if (!isPlainObject(parsed.value) || loaded.problems.some((problem) => problem.file === existing.file)) {
-    throw new Error(`${existing.relPath} has problems; fix them before its methods are written back`);
-  }
+  const expanded = isPlainObject(parsed.value) ? expandResource(parsed.value) : undefined;
+  if (!isPlainObject(parsed.value) || !expanded || expanded.problems.length > 0) throw new Error(`${existing.relPath} cannot be read as a resource file; fix it before its methods are written back`);
   const raw = parsed.value;
   const method = (spec as { method: string }).method;
-  const members = expandResource(raw).members;
+  const members = expanded.members;
+  // The methods as the file has them, handler files read: what the file's shared values mean.
   const before = new Map<string, NormalEndpoint>();
-  for (const member of members) {
-    const found = (loaded.bundle.endpoints as object[]).find((candidate) => kind.key(candidate) === kind.key(member.spec));
-    if (found) before.set(member.method, kind.normalize(found) as NormalEndpoint);
-  }
+  for (const member of members) before.set(member.method, kind.normalize(withHandlerCode(root, existing.relPath, member.spec)) as NormalEndpoint);
   const changed = keepPlaceholders(kind.normalize(spec) as NormalEndpoint, before.get(method), options);
-  const after = members.map((member) => (member.method === method ? changed : before.get(member.method))).filter((value) => value !== undefined);
+  const after = members
+    .map((member) => {
+      if (member.method === method) return changed;
+      const writing = options.writing?.(kind.kind, kind.key(member.spec));
+      return writing ? keepPlaceholders(kind.normalize(writing) as NormalEndpoint, before.get(member.method), options) : before.get(member.method);
+    })
+    .filter((value) => value !== undefined);
   const folded = foldResource(raw, before, after);
 
   const stem = basename(existing.relPath).replace(/\.ya?ml$/, '');
@@ -86,6 +88,20 @@ export function removeResourceMethod(abs: string, method: string): boolean {
   if (left === 0) return false;
   writeIfDifferent(abs, `${schemaLine}${doc.toString(TO_STRING)}`, old);
   return true;
+}
+
+/** `handler: {enabled, file}` → `{enabled, code}` with the file's text (an unreadable file: no code). */
+function withHandlerCode(root: string, relPath: string, spec: Raw): Raw {
+  const handler = spec.handler;
+  if (!isPlainObject(handler) || typeof handler.file !== 'string') return spec;
+  const { file, ...rest } = handler;
+  let code = '';
+  try {
+    code = readFileSync(join(root, handlerPath(root, relPath, file)), 'utf8');
+  } catch {
+    // Left to the loader, which reports it.
+  }
+  return { ...spec, handler: { ...rest, code } };
 }
 
 /** A value from the store equal to what a placeholder in the file resolves to keeps the placeholder. */

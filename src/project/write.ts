@@ -32,6 +32,12 @@ export interface WriteOptions extends LoadOptions {
   files?: Map<string, ProjectFile>;
   /** Where the code of a definition with no file yet goes: `inline` (default) or `file` (`<name>.handler.js` beside it). */
   handlers?: 'inline' | 'file';
+  /**
+   * The definitions being written, by kind and natural key, when several are written in a row
+   * (writeProject, a sync write-back): the other methods of a resource file are folded in as
+   * they will be, not as the file still has them. Default: as the file has them.
+   */
+  writing?: (kind: KindName, key: string) => object | undefined;
   /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
   placeholders?: ResolveOptions;
 }
@@ -177,8 +183,14 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
     if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files }));
   }
   for (const entry of wanted) {
-    const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files });
-    (written.changed ? result.written : result.unchanged).push(written.relPath);
+    const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing: (kind, key) => wanted.find((other) => other.kind.kind === kind && other.key === key)?.spec });
+    // A resource file holds several definitions: it is listed once, as written when any of them changed it.
+    if (written.changed) {
+      result.written.push(written.relPath);
+      result.unchanged = result.unchanged.filter((relPath) => relPath !== written.relPath);
+    } else if (!result.written.includes(written.relPath) && !result.unchanged.includes(written.relPath)) {
+      result.unchanged.push(written.relPath);
+    }
   }
   return result;
 }

@@ -133,8 +133,27 @@ describe('writing back into a resource file', () => {
   it('keeps the file unchanged when the methods are written as they are', () => {
     const dir = project({ 'endpoints/books.yaml': BOOKS });
     const before = snapshot(dir);
-    expect(writeProject(dir, loadProject(dir).bundle)).toEqual({ written: [], unchanged: ['endpoints/books.yaml', 'endpoints/books.yaml', 'endpoints/books.yaml'], removed: [] });
+    expect(writeProject(dir, loadProject(dir).bundle)).toEqual({ written: [], unchanged: ['endpoints/books.yaml'], removed: [] });
     expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('a shared field every method changes at once stays shared (writeProject writes the methods as one)', () => {
+    const dir = project({ 'endpoints/books.yaml': BOOKS });
+    const bundle = loadProject(dir).bundle;
+    const renamed = { ...bundle, endpoints: bundle.endpoints.map((e) => ({ ...e, group: 'Library' })) };
+    expect(writeProject(dir, renamed)).toEqual({ written: ['endpoints/books.yaml'], unchanged: [], removed: [] });
+    expect(read(dir, 'endpoints/books.yaml')).toBe(BOOKS.replace('schema:\n', 'group: Library\nschema:\n'));
+  });
+
+  it('keeps a shared placeholder when the value written is what it resolves to', () => {
+    const dir = project({ 'endpoints/books.yaml': BOOKS.replace('schema:\n', 'description: ${env:DYN_BOOKS_TEXT}\nschema:\n') });
+    const post = spec(dir, 'POST');
+    const placeholders = { env: { DYN_BOOKS_TEXT: 'Our books' } };
+    writeSpec(dir, 'endpoint', { ...post, description: 'Our books', accessType: 'public' }, { placeholders });
+    const text = read(dir, 'endpoints/books.yaml');
+    expect(text).toContain('description: ${env:DYN_BOOKS_TEXT}\n');
+    expect(text).toContain('  POST:\n    accessType: public\n');
+    expect(text).not.toContain('Our books');
   });
 
   it('a field one method no longer shares becomes its own; equal again, it is shared again', () => {
