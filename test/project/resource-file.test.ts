@@ -122,6 +122,17 @@ describe('problems in a resource file', () => {
     ]);
   });
 
+  it('a method defined in another file too is a duplicate, the method named in the message', () => {
+    const dir = project({ 'endpoints/books.yaml': 'name: books\npath: /api/books\naccessType: public\nschema: {}\nmethods:\n  - GET\n  - POST\n', 'endpoints/list.yaml': 'name: List\npath: /api/books/\nmethod: POST\naccessType: public\nschema: {}\n' });
+    expect(loadProject(dir).problems.map((p) => formatProblem({ ...p, file: p.file?.replace(dir, '') }))).toEqual([
+      `/endpoints/list.yaml:2: path duplicates the endpoint POST /api/books in ${join(dir, 'endpoints/books.yaml')}`,
+    ]);
+    const reversed = project({ 'endpoints/a.yaml': 'name: List\npath: /api/books/\nmethod: POST\naccessType: public\nschema: {}\n', 'endpoints/books.yaml': 'name: books\npath: /api/books\naccessType: public\nschema: {}\nmethods:\n  - GET\n  - POST\n' });
+    expect(loadProject(reversed).problems.map((p) => formatProblem({ ...p, file: p.file?.replace(reversed, '') }))).toEqual([
+      `/endpoints/books.yaml:2: path duplicates the endpoint POST /api/books/ in ${join(reversed, 'endpoints/a.yaml')} (in POST)`,
+    ]);
+  });
+
   it('names the methods a shared field is wrong for when it is not wrong for all', () => {
     expect(problems('name: books\npath: /api/books\naccessType: group\nmethods:\n  GET: {accessType: public}\n  POST: {}\n  PUT: {}\nschema: {}\n')).toEqual([
       'books.yaml:3: accessType is group, so allowedGroups must name at least one user group (in POST, PUT)',
