@@ -24,6 +24,8 @@ import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
  * - A string holding a placeholder is kept when it resolves to the value being written, so an
  *   export from the store does not replace `${env:TOKEN}` with the secret.
  * - A handler written as `handler.file` keeps its code in that .js file.
+ * - A definition from a resource file (several methods of one path, resource-file.ts) is folded
+ *   back into it by write-resource.ts; deleting one takes its method out of `methods`.
  * - The first line is `# yaml-language-server: $schema=...` (see schemaComment). An existing file
  *   keeps its own schema line, and gets one when it is rewritten without.
  */
@@ -186,7 +188,7 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
     const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing: (kind, key) => wanted.find((other) => other.kind.kind === kind && other.key === key)?.spec });
     // A resource file holds several definitions: it is listed once, as written when any of them changed it.
     if (written.changed) {
-      result.written.push(written.relPath);
+      if (!result.written.includes(written.relPath)) result.written.push(written.relPath);
       result.unchanged = result.unchanged.filter((relPath) => relPath !== written.relPath);
     } else if (!result.written.includes(written.relPath) && !result.unchanged.includes(written.relPath)) {
       result.unchanged.push(written.relPath);
