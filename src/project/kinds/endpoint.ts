@@ -29,6 +29,8 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   schemaFile: 'endpoint.schema.json',
   keyFields: ['method', 'path'],
   checkedByCode: ['schema'],
+  // `methods: [GET, POST]`: one file, one definition per method (resource-file.ts).
+  resourceFiles: true,
   // The server stores normalized paths: `shop/items/` and `/shop/items` are one endpoint.
   key: (spec) => endpointKey({ method: spec.method, path: normalizePath(spec.path) }),
   // `/api/shop/products` POST → shop-products-post.yaml: files sort by path.

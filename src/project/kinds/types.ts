@@ -60,6 +60,8 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   readonly schemaFile: string;
   /** The fields the natural key is made of; a definition whose key fields are not all strings has no key. */
   readonly keyFields: readonly string[];
+  /** Whether a file may define several of this kind's definitions at once (resource-file.ts: `methods:`). */
+  readonly resourceFiles?: boolean;
   /** Top-level fields whose JSON Schema errors `check` reports instead, in the API's own words. */
   readonly checkedByCode?: readonly string[];
   /** The natural key: what identifies the definition across files, bundles and the store. */
