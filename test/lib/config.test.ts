@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'FULL',
       bcryptRounds: 10,
       revisionCheckMs: undefined,
+      webhookRetryBaseMs: 60_000,
     });
   });
 
@@ -62,6 +63,7 @@ describe('loadConfig', () => {
       SQLITE_SYNCHRONOUS: 'normal',
       BCRYPT_ROUNDS: '4',
       REVISION_CHECK_MS: '250',
+      WEBHOOK_RETRY_BASE_MS: '500',
     });
     expect(config).toEqual({
       port: 0,
@@ -82,6 +84,7 @@ describe('loadConfig', () => {
       sqliteSynchronous: 'NORMAL',
       bcryptRounds: 4,
       revisionCheckMs: 250,
+      webhookRetryBaseMs: 500,
     });
   });
 
