@@ -38,7 +38,7 @@ import { ProjectStatus } from './project/status.ts';
 import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
-import { CronJobsService } from './services/cron-jobs.ts';
+import { CRON_REVISION, CronJobsService } from './services/cron-jobs.ts';
 import { CronRunsService } from './services/cron-runs.ts';
 import { checkCronAction } from './automation/cron/actions/index.ts';
 import { CronJobRunner } from './automation/cron/job-runner.ts';
@@ -112,8 +112,9 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
-  // Files win at startup; an empty project directory is filled from the store instead.
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: () => revisions.current('endpoints') }) : null;
+  // Files win at startup; an empty project directory is filled from the store instead. Write-back
+  // watches the revisions of every kind's store (each only grows, so their sum changes with any).
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) }) : null;
   try {
     await projectSync?.start();
   } catch (error) {

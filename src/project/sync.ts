@@ -23,7 +23,7 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * | a file is added/changed/removed| files → store | debounced reconcile: load, validate, apply with prune  |
  * | the store's definitions change | store → files | the changed definitions' files are written / removed   |
  *
- * Store changes are noticed through the `endpoints` revision, which every instance bumps, so a
+ * Store changes are noticed through the store revisions (`endpoints`, `cronjobs`), which every instance bumps, so a
  * change made through the API of *any* instance on this store is written back by the one that
  * watches. What was last in step is kept (`synced`); a write-back writes the difference between it
  * and the store. A directory with problems changes nothing: the last good state keeps serving, the
@@ -36,7 +36,7 @@ export interface ProjectSyncOptions {
   dir: string;
   services: ProjectServices;
   status: ProjectStatus;
-  /** The store's `endpoints` revision (changes whenever any instance changes a definition). */
+  /** The store's revision of the project kinds (changes whenever any instance changes a definition). */
   storeRevision: () => Promise<number>;
   /** Debounce of file events before a reconcile. */
   debounceMs?: number;

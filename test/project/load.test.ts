@@ -69,6 +69,7 @@ describe('loading a valid project directory', () => {
           },
         },
       ],
+      cronJobs: [],
     });
   });
 
@@ -311,7 +312,7 @@ describe('files the loader ignores', () => {
   });
 
   it('loads an empty directory, or one without kind directories, as an empty bundle', () => {
-    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [] }, problems: [], files: new Map() });
+    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [], cronJobs: [] }, problems: [], files: new Map() });
   });
 });
 

@@ -203,8 +203,8 @@ describe('startup', () => {
       rmSync(join(dir, 'endpoints', 'only.yaml'));
       const status = await nextReconcile(t, since);
       expect(status.lastReconcile).toMatchObject({ ok: false, summary: { create: 0, update: 0, delete: 0 } });
-      expect(status.lastReconcile.error).toMatch(/no groups and no endpoints/);
-      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups and no endpoints' }]);
+      expect(status.lastReconcile.error).toMatch(/no groups, no endpoints and no cronJobs/);
+      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups, no endpoints and no cronJobs' }]);
       expect(await served(t, '/api/only')).toBe(200);
     } finally {
       await stop(t);

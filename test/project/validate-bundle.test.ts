@@ -101,6 +101,7 @@ describe('validateBundle', () => {
   const valid: Bundle = {
     groups: [{ name: 'Shop' }],
     endpoints: [endpoint({ group: 'SHOP' }), endpoint({ method: 'POST', group: 'Shop', accessType: 'group', allowedGroups: ['Customers'] })],
+    cronJobs: [],
   };
 
   it('accepts a bundle whose references all resolve (group names regardless of case)', () => {
@@ -111,6 +112,7 @@ describe('validateBundle', () => {
     const bundle: Bundle = {
       groups: [{ name: 'Shop' }, { name: 'shop ' }, { color: '#fff' } as never],
       endpoints: [endpoint({ schema: { a: { type: 'strin' } } }), endpoint({ path: '/api/items/', group: 'Warehouse' })],
+      cronJobs: [],
     };
     expect(validateBundle(bundle)).toEqual([
       { path: 'groups[2].name', message: 'is required' },
@@ -127,8 +129,8 @@ describe('validateBundle', () => {
 });
 
 describe('the kinds registry', () => {
-  it('lists groups before endpoints (endpoints refer to groups)', () => {
-    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint']);
+  it('lists groups before endpoints (endpoints refer to groups), cron jobs last', () => {
+    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint', 'cronJob']);
   });
 
   it('derives natural keys and file names', () => {

@@ -28,6 +28,7 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   schemaFile: 'endpoint.schema.json',
   keyFields: ['method', 'path'],
   checkedByCode: ['schema'],
+  codeFile: { field: 'handler', suffix: '.handler.js' },
   // The server stores normalized paths: `shop/items/` and `/shop/items` are one endpoint.
   key: (spec) => endpointKey({ method: spec.method, path: normalizePath(spec.path) }),
   // `/api/shop/products` POST → shop-products-post.yaml: files sort by path.

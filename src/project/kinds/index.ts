@@ -15,20 +15,23 @@
 // The bundle gets a `cronJobs` list, the project directory a `dir` of files, plan/apply a
 // `cronJob` change kind, and export/import/sync carry it, with no other code to touch.
 import type { Bundle } from '../bundle.ts';
+import { cronJobKind } from './cron-job.ts';
 import { endpointKind } from './endpoint.ts';
 import { groupKind } from './endpoint-group.ts';
 import { isPlainObject, type ProjectKind } from './types.ts';
 
+export { cronJobKey, cronJobKind } from './cron-job.ts';
 export { endpointKey, endpointKind } from './endpoint.ts';
 export { groupKey, groupKind } from './endpoint-group.ts';
 export { slugOf, type ApplyContext, type KindReference, type ProjectKind, type RawSpec, type Report } from './types.ts';
 
-const TABLE = [groupKind, endpointKind] as const;
+// Cron jobs last: an `endpoint` action calls an endpoint that may be created by the same apply.
+const TABLE = [groupKind, endpointKind, cronJobKind] as const;
 type Kinds = (typeof TABLE)[number];
 
-/** `group` | `endpoint`: change kinds in plans. */
+/** `group` | `endpoint` | `cronJob`: change kinds in plans. */
 export type KindName = Kinds['kind'];
-/** `groups` | `endpoints`: the bundle's lists. */
+/** `groups` | `endpoints` | `cronJobs`: the bundle's lists. */
 export type BundleKey = Kinds['bundleKey'];
 /** The spec type each bundle list holds: `{ groups: GroupSpec; endpoints: EndpointSpec }`. */
 export type KindSpecs = { [D in Kinds as D['bundleKey']]: D extends { key(spec: infer S): string } ? S : never };

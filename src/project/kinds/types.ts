@@ -60,6 +60,12 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   readonly schemaFile: string;
   /** The fields the natural key is made of; a definition whose key fields are not all strings has no key. */
   readonly keyFields: readonly string[];
+  /**
+   * Code that may live in a .js file beside the YAML: the top-level object (`handler`, `action`)
+   * whose `file` the loader reads into its `code`, and the suffix of a new file written for it
+   * (`<yaml name><suffix>`).
+   */
+  readonly codeFile?: { readonly field: string; readonly suffix: string };
   /** Top-level fields whose JSON Schema errors `check` reports instead, in the API's own words. */
   readonly checkedByCode?: readonly string[];
   /** The natural key: what identifies the definition across files, bundles and the store. */
