@@ -20,8 +20,8 @@ afterAll(async () => {
   await Promise.all(servers.splice(0).map((t) => t.close()));
   removeSyncDirs();
 });
-async function start(env: Record<string, string> = {}): Promise<TestServer> {
-  const t = await startTestServer(env);
+async function start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+  const t = await startTestServer(env, dataDir);
   servers.push(t);
   return t;
 }
@@ -209,5 +209,20 @@ describe('the file sync of cron/', () => {
   it('jobs applied by the file sync are audited as project-sync', async () => {
     const logs = await call(t, 'GET', '/api/dashboard/logs?action=cron_job_created&search=nightly-report');
     expect(logs[0]).toMatchObject({ source: 'project-sync', userId: null });
+  });
+});
+
+describe('a project directory from before cron jobs were project definitions', () => {
+  it('without a cron/ directory, the store’s jobs are written there at startup instead of being deleted', async () => {
+    const dataDir = syncTempDir('dyn-cron-data-');
+    const dir = syncTempDir();
+    writeFiles(dir, { 'endpoints/items.yaml': 'name: Items\npath: /api/cron-adopt/items\nmethod: GET\naccessType: public\nschema: {}\n' });
+    const off = await startTestServer({}, dataDir);
+    await call(off, 'POST', '/api/cron', { name: 'kept', schedule: '0 5 * * *', enabled: false, action: { type: 'endpoint', path: '/api/cron-adopt/items', method: 'GET' } });
+    await off.close();
+
+    const t = await start({ PROJECT_WATCH: 'on', PROJECT_DIR: dir }, dataDir);
+    expect((await call(t, 'GET', '/api/cron/kept')).schedule).toBe('0 5 * * *');
+    expect(read(dir, 'cron/kept.yaml')).toContain('name: kept\nschedule: 0 5 * * *\nenabled: false\naction:\n  type: endpoint\n  path: /api/cron-adopt/items\n  method: GET\n');
   });
 });

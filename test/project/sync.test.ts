@@ -82,7 +82,7 @@ describe('startup', () => {
       expect(bundle.endpoints.find((e: any) => e.path === '/api/shop/orders' && e.method === 'POST').handler.code).toBe(read(dir, 'endpoints/orders.handler.js'));
       expect(await served(t, '/api/shop/products')).toBe(200);
       const status = await projectStatus(t);
-      expect(status).toMatchObject({ dir, watching: true, problems: [], lastReconcile: { ok: true, summary: { create: 7, update: 0, delete: 0 } } });
+      expect(status).toMatchObject({ dir, watching: true, problems: [], lastReconcile: { ok: true, summary: { create: 8, update: 0, delete: 0 } } });
       // Files → store only: applying the files wrote nothing back.
       expect(snapshot(dir)).toEqual(before);
     } finally {
@@ -602,7 +602,7 @@ describe('export → import → export', () => {
     const first = syncTempDir();
     writeProject(first, await exported(source), { handlers: 'file' });
     const files = snapshot(first);
-    expect(Object.keys(files).length).toBe(10);
+    expect(Object.keys(files).length).toBe(12);
 
     // Imported by starting a fresh server on the directory (files win), then exported again.
     const target = await start(watching(first));
