@@ -24,6 +24,8 @@ export interface Config {
   sqliteSynchronous: 'FULL' | 'NORMAL';
   bcryptRounds: number;
   revisionCheckMs: number | undefined;
+  /** First webhook retry delay (WEBHOOK_RETRY_BASE_MS, default 60 s); later ones triple it. */
+  webhookRetryBaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -99,5 +101,6 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL'] as const, 'FULL', (s) => s.toUpperCase()),
     bcryptRounds: integer(env, 'BCRYPT_ROUNDS', 10, 4, 15),
     revisionCheckMs: revisionRaw === undefined || revisionRaw === '' ? undefined : integer(env, 'REVISION_CHECK_MS', 0, 0, 60_000),
+    webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 60_000, 10, 3_600_000),
   };
 }

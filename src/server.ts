@@ -43,6 +43,11 @@ import { CronRunsService } from './services/cron-runs.ts';
 import { checkCronAction } from './automation/cron/actions/index.ts';
 import { CronJobRunner } from './automation/cron/job-runner.ts';
 import { CronScheduler } from './automation/cron/scheduler.ts';
+import { outboundPolicyFor } from './automation/outbound-policy.ts';
+import { WebhookDispatcher } from './automation/webhooks/dispatcher.ts';
+import { WebhookDeliveriesService } from './services/webhook-deliveries.ts';
+import { WebhookOutbox } from './services/webhook-outbox.ts';
+import { WebhooksService } from './services/webhooks.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
 export interface RunningServer {
@@ -97,9 +102,14 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const cronJobs = new CronJobsService({ store, revisions, audit, users, authenticator, checkAction: async (action) => checkCronAction(action, await settings.get()) });
   const cronRunner = new CronJobRunner({ jobs: cronJobs, runs: cronRuns, settings, audit, invoke: (target, request, principal) => engine.invoke(target, request, principal), logger });
   const cronScheduler = new CronScheduler({ jobs: cronJobs, runs: cronRuns, runner: cronRunner, logger });
+  const webhooks = new WebhooksService({ store, revisions, audit, checkUrl: async (url) => outboundPolicyFor((await settings.get()).outboundAllowList).checkUrl(url) });
+  const webhookDeliveries = new WebhookDeliveriesService(store);
+  const webhookDispatcher = new WebhookDispatcher({ hooks: webhooks, deliveries: webhookDeliveries, settings, audit, daily, logger, retryBaseMs: config.webhookRetryBaseMs });
+  const outbox = new WebhookOutbox({ hooks: webhooks, deliveries: webhookDeliveries, store, logger, onQueued: () => webhookDispatcher.wake() });
+  events.setDurableSink(outbox);
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
-    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, cronJobs, cronRuns, cronRunner, projectStatus: new ProjectStatus(config.projectDir),
+    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, cronJobs, cronRuns, cronRunner, webhooks, webhookDeliveries, webhookDispatcher, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
     rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
@@ -112,6 +122,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
+  await outbox.load();
   // Files win at startup; an empty project directory is filled from the store instead. Write-back
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).
   const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) }) : null;
@@ -129,6 +140,8 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     await projectSync?.close();
     throw error;
   }
+  // Deliveries queued before a restart (or by another instance) are picked up from here on.
+  webhookDispatcher.start();
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
   const server: Server = createServer(app.callback());
@@ -140,6 +153,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   } catch (error) {
     housekeeping.stop();
     await cronScheduler.close();
+    await webhookDispatcher.close();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
@@ -157,6 +171,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
         housekeeping.stop();
         await projectSync?.close();
         await cronScheduler.close();
+        await webhookDispatcher.close();
         // Stop accepting, let requests in flight finish, then flush buffered writes and close.
         // Keep-alive connections that go idle meanwhile are closed as they do, and whatever
         // is still open after SHUTDOWN_GRACE_MS is cut.
@@ -196,6 +211,7 @@ function startHousekeeping(services: Services): { stop(): void } {
       const removed = await audit.purgeOlderThan(days);
       if (removed > 0) logger.info(`removed ${removed} audit entries past the retention period`);
       await services.cronRuns.purgeOlderThan(days);
+      await services.webhookDeliveries.purgeOlderThan(days);
     } catch (error) {
       logger.warn('audit retention sweep failed', { error });
     }

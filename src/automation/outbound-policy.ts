@@ -39,6 +39,8 @@ export interface OutboundRequest {
   /** The response body is kept up to this many bytes; the rest is not read. */
   maxBodyBytes: number;
   maxRedirects?: number;
+  /** Cancels the request (on shutdown); it then fails with OutboundRequestError "Cancelled". */
+  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -84,7 +86,7 @@ export class OutboundPolicy {
 
   /** Sends the request under the policy, following up to maxRedirects redirects, each one checked. */
   async request(request: OutboundRequest): Promise<OutboundResponse> {
-    const signal = AbortSignal.timeout(request.timeoutMs);
+    const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.signal]) : AbortSignal.timeout(request.timeoutMs);
     let url = parseTarget(request.url);
     let method = request.method.toUpperCase();
     let body = request.body;
@@ -109,6 +111,7 @@ export class OutboundPolicy {
       }
     } catch (error) {
       if (error instanceof OutboundRefusedError || error instanceof OutboundRequestError) throw error;
+      if (request.signal?.aborted) throw new OutboundRequestError('Cancelled');
       if (signal.aborted) throw new OutboundRequestError(`Timed out after ${request.timeoutMs} ms`);
       throw new OutboundRequestError(`Request failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }

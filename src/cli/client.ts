@@ -6,6 +6,8 @@ import type { Change, ChangeAction } from '../project/diff.ts';
 import type { PublicApiKey } from '../services/api-keys.ts';
 import type { PublicCronJob } from '../services/cron-jobs.ts';
 import type { publicCronRun } from '../services/cron-runs.ts';
+import type { PublicWebhook } from '../services/webhooks.ts';
+import type { publicDelivery } from '../services/webhook-deliveries.ts';
 import type { LoginResult, TokenPair } from '../services/auth.ts';
 import { ApiError, NetworkError } from './errors.ts';
 
@@ -72,6 +74,8 @@ export type CreatedApiKey = PublicApiKey & { key: string };
 export type Endpoint = EndpointDoc;
 export type CronJob = PublicCronJob;
 export type CronRun = ReturnType<typeof publicCronRun>;
+export type Webhook = PublicWebhook;
+export type WebhookDelivery = ReturnType<typeof publicDelivery>;
 export type LogEntry = LogDoc;
 export interface EndpointGroup {
   _id: string;
@@ -184,6 +188,18 @@ export class DynClient {
 
   cronRuns(idOrName: string, query: { page?: number; limit?: number }): Promise<Page<CronRun>> {
     return this.page<CronRun>(`/api/cron/${encodeURIComponent(idOrName)}/runs`, query);
+  }
+
+  listWebhooks(): Promise<Webhook[]> {
+    return this.listAll<Webhook>('/api/webhooks');
+  }
+
+  testWebhook(idOrName: string): Promise<WebhookDelivery> {
+    return this.data<WebhookDelivery>('POST', `/api/webhooks/${encodeURIComponent(idOrName)}/test`);
+  }
+
+  webhookDeliveries(idOrName: string, query: { page?: number; limit?: number }): Promise<Page<WebhookDelivery>> {
+    return this.page<WebhookDelivery>(`/api/webhooks/${encodeURIComponent(idOrName)}/deliveries`, query);
   }
 
   listEndpoints(search?: string): Promise<Endpoint[]> {

@@ -1,22 +1,23 @@
+// The typed in-process event bus. Services emit; subscribers listen in process, and one durable
+// sink (the webhook outbox) may store events in the same step as the change: services whose events
+// webhooks carry await `emitDurable` before they answer. Adding an event is one line in EventMap.
 import { EventEmitter } from 'node:events';
 
-/**
- * The typed in-process event bus. Services emit; later issues subscribe (webhooks, cron).
- * Adding an event is one line in EventMap.
- */
 export interface EventMap {
-  'user.created': { id: string; login: string };
-  'user.updated': { id: string; login: string };
-  'user.deleted': { id: string; login: string };
+  /** `user` is the user as the API shows it (no password hash); webhooks send it as their data. */
+  'user.created': { id: string; login: string; user?: Record<string, unknown> };
+  'user.updated': { id: string; login: string; user?: Record<string, unknown> };
+  'user.deleted': { id: string; login: string; user?: Record<string, unknown> };
   'group.created': { id: string; name: string };
   'group.updated': { id: string; name: string };
   'group.deleted': { id: string; name: string };
   'settings.updated': { fields: string[] };
   'apikey.created': { id: string; name: string };
   'apikey.revoked': { id: string; name: string };
-  'endpoint.created': { id: string; path: string; method: string };
-  'endpoint.updated': { id: string; path: string; method: string; previousPath: string; previousMethod: string };
-  'endpoint.deleted': { id: string; path: string; method: string };
+  /** `endpoint` is the definition as the API shows it; webhooks send it as their data. */
+  'endpoint.created': { id: string; path: string; method: string; endpoint?: Record<string, unknown> };
+  'endpoint.updated': { id: string; path: string; method: string; previousPath: string; previousMethod: string; endpoint?: Record<string, unknown> };
+  'endpoint.deleted': { id: string; path: string; method: string; endpoint?: Record<string, unknown> };
   /** A dynamic call that succeeded (status below 400); `source` says who called (http, test, mcp, cron). */
   'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number; source: string };
   /** A dynamic call that failed (4xx/5xx). */
@@ -44,15 +45,48 @@ export interface RecordEvent {
 
 export type EventName = keyof EventMap;
 
+/**
+ * A durable subscriber (the webhook outbox): it writes what it needs of an event to the store.
+ * `wants` must be cheap and synchronous (it runs on hot paths); `write` returns undefined when it
+ * has nothing to write, else a promise that settles once the write is stored.
+ */
+export interface DurableSink {
+  wants(event: EventName): boolean;
+  write(event: EventName, data: unknown): Promise<void> | undefined;
+}
+
 export class EventBus {
   private readonly emitter = new EventEmitter();
+  private sink: DurableSink | null = null;
+
+  /** Sets the one durable subscriber (see emitDurable). */
+  setDurableSink(sink: DurableSink | null): void {
+    this.sink = sink;
+  }
 
   /** Whether anyone listens: callers on hot paths skip building an event nobody receives. */
   has(event: EventName): boolean {
-    return this.emitter.listenerCount(event) > 0;
+    return this.emitter.listenerCount(event) > 0 || (this.sink?.wants(event) ?? false);
   }
 
+  /**
+   * Emits and resolves once the durable sink has stored the event: a service that awaits this
+   * before answering never acknowledges a change whose event a crash could lose. Rejects when the
+   * sink cannot store it (the change is made; the caller's request fails, so its client retries).
+   */
+  async emitDurable<E extends EventName>(event: E, data: EventMap[E]): Promise<void> {
+    const stored = this.sink?.wants(event) ? this.sink.write(event, data) : undefined;
+    this.notify(event, data);
+    if (stored) await stored;
+  }
+
+  /** Emits without waiting: the durable sink's write (if any) completes after the caller moves on. */
   emit<E extends EventName>(event: E, data: EventMap[E]): void {
+    if (this.sink?.wants(event)) void this.sink.write(event, data)?.catch(() => undefined);
+    this.notify(event, data);
+  }
+
+  private notify<E extends EventName>(event: E, data: EventMap[E]): void {
     // A failing subscriber must never break the request that emitted the event.
     for (const listener of this.emitter.listeners(event)) {
       try {

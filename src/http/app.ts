@@ -18,6 +18,7 @@ import { groupRoutes } from './routes/groups.ts';
 import { profileRoutes } from './routes/profile.ts';
 import { createRouter } from './routes/router.ts';
 import { cronRoutes } from './routes/cron.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
@@ -60,6 +61,7 @@ export function createApp(services: Services): Koa<DynState> {
   cronRoutes(api, services);
   docsRoutes(api, services);
   mcpRoutes(api, services, SERVICE_VERSION);
+  webhookRoutes(api, services);
   // Only paths under a management root go through the router's matching; the rest (dynamic
   // endpoints) skip it, which keeps their per-request cost down.
   const management = api.routes();

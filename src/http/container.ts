@@ -23,6 +23,9 @@ import type { Engine } from '../runtime/engine.ts';
 import type { CronJobsService } from '../services/cron-jobs.ts';
 import type { CronRunsService } from '../services/cron-runs.ts';
 import type { CronJobRunner } from '../automation/cron/job-runner.ts';
+import type { WebhooksService } from '../services/webhooks.ts';
+import type { WebhookDeliveriesService } from '../services/webhook-deliveries.ts';
+import type { WebhookDispatcher } from '../automation/webhooks/dispatcher.ts';
 import type { PlaceholderPolicy } from '../project/apply.ts';
 import type { ProjectStatus } from '../project/status.ts';
 import type { OpenApiDocs } from '../docs/openapi-docs.ts';
@@ -50,6 +53,9 @@ export interface Services {
   cronJobs: CronJobsService;
   cronRuns: CronRunsService;
   cronRunner: CronJobRunner;
+  webhooks: WebhooksService;
+  webhookDeliveries: WebhookDeliveriesService;
+  webhookDispatcher: WebhookDispatcher;
   placeholderPolicy: PlaceholderPolicy;
   projectStatus: ProjectStatus;
   /** Per-day counters: automation calls `daily.bump('cronRuns' | 'webhookDeliveries' | ...)`. */

@@ -1,6 +1,7 @@
 // The dashboard's figures (`GET /api/dashboard/stats`). Everything comes from document counts
 // over small collections and from the per-day counters (daily-stats.ts): the audit log is never
 // read, so the answer costs the same with a million log rows.
+import { FAILING_AFTER } from '../model/webhook.ts';
 import { COLLECTIONS } from '../store/collections.ts';
 import type { Filter, Store } from '../store/types.ts';
 import { TRAFFIC_SOURCES, type DailyStats, type TrafficSource } from './daily-stats.ts';
@@ -18,7 +19,7 @@ export interface DashboardStats {
   automation: { cronJobs: number; webhooks: number; apiKeys: number; mcpTools: number };
   /** Seven UTC days, oldest first; every array below has one entry per day. */
   series: Record<(typeof SERIES)[number], number[]> & { days: string[]; trafficBySource: Record<TrafficSource, number[]> };
-  automationHealth: { failedCronJobs: number; webhookErrors: number; unusedApiKeys: number };
+  automationHealth: { failedCronJobs: number; failingWebhooks: number; webhookErrors: number; unusedApiKeys: number };
 }
 
 export interface DashboardStatsDeps {
@@ -50,7 +51,7 @@ export class DashboardStatsService {
     const { store, daily } = this.deps;
     const unusedSince = new Date(now - UNUSED_KEY_DAYS * 86_400_000);
     const metrics = [...SERIES, 'webhookErrors', ...TRAFFIC_SOURCES.map((s) => `source.${s}` as const)] as const;
-    const [users, endpoints, apiKeys, unusedApiKeys, cronJobs, failedCronJobs, webhooks, mcpTools, counters] = await Promise.all([
+    const [users, endpoints, apiKeys, unusedApiKeys, cronJobs, failedCronJobs, webhooks, failingWebhooks, mcpTools, counters] = await Promise.all([
       store.collection('users').count({}),
       store.collection('endpoints').count({}),
       store.collection('apikeys').count({}),
@@ -59,6 +60,8 @@ export class DashboardStatsService {
       // A job counts as failed while its latest run failed (cronjobs' `lastStatus`).
       countIfExists(store, 'cronjobs', { lastStatus: 'failed' }),
       countIfExists(store, 'webhooks'),
+      // A hook counts as failing from FAILING_AFTER failed attempts in a row until one succeeds.
+      countIfExists(store, 'webhooks', { consecutiveFailures: { $gte: FAILING_AFTER } }),
       this.deps.mcpToolCount ? this.deps.mcpToolCount() : store.collection('endpoints').count({ enabled: true, isSystem: { $ne: true } }),
       daily.series(metrics, DAYS),
     ]);
@@ -78,7 +81,7 @@ export class DashboardStatsService {
         cronRuns: values.cronRuns,
         trafficBySource: Object.fromEntries(TRAFFIC_SOURCES.map((s) => [s, values[`source.${s}`]])) as Record<TrafficSource, number[]>,
       },
-      automationHealth: { failedCronJobs, webhookErrors: sum(values.webhookErrors), unusedApiKeys },
+      automationHealth: { failedCronJobs, failingWebhooks, webhookErrors: sum(values.webhookErrors), unusedApiKeys },
     };
   }
 }

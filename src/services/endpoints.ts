@@ -192,13 +192,18 @@ export class EndpointsService {
     return docs.map((doc) => publicEndpoint(doc, targetOf));
   }
 
+  /** The definition an event carries (for webhooks); not built when nobody would receive it. */
+  private async eventView(event: 'endpoint.created' | 'endpoint.updated' | 'endpoint.deleted', doc: EndpointDoc): Promise<Record<string, unknown> | undefined> {
+    return this.events.has(event) ? (await this.present([doc]))[0] : undefined;
+  }
+
   async create(input: unknown, actor: Actor): Promise<EndpointDoc> {
     const valid = validateCreate(await this.storedInput(input));
     const doc = await this.prepare(valid, null);
     try {
       const created = await this.endpoints.insertOne(doc);
       await this.revisions.bump('endpoints');
-      this.events.emit('endpoint.created', { id: created._id, path: created.path, method: created.method });
+      await this.events.emitDurable('endpoint.created', { id: created._id, path: created.path, method: created.method, endpoint: await this.eventView('endpoint.created', created) });
       await this.audit.change(actor, { action: 'endpoint_created', message: `Endpoint ${created.method} ${created.path} created`, source: 'endpoints', statusCode: 201 });
       return created;
     } catch (error) {
@@ -242,7 +247,7 @@ export class EndpointsService {
     }
     if (!updated) throw notFound('Endpoint not found');
     await this.revisions.bump('endpoints');
-    this.events.emit('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method });
+    await this.events.emitDurable('endpoint.updated', { id: updated._id, path: updated.path, method: updated.method, previousPath: current.path, previousMethod: current.method, endpoint: await this.eventView('endpoint.updated', updated) });
     await this.audit.change(actor, { action: 'endpoint_updated', message: `Endpoint ${updated.method} ${updated.path} updated`, source: 'endpoints' });
     return updated;
   }
@@ -252,7 +257,7 @@ export class EndpointsService {
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
     await this.endpoints.deleteOne({ _id: current._id });
     await this.revisions.bump('endpoints');
-    this.events.emit('endpoint.deleted', { id: current._id, path: current.path, method: current.method });
+    await this.events.emitDurable('endpoint.deleted', { id: current._id, path: current.path, method: current.method, endpoint: await this.eventView('endpoint.deleted', current) });
     await this.audit.change(actor, { action: 'endpoint_deleted', message: `Endpoint ${current.method} ${current.path} deleted`, source: 'endpoints' });
     return current;
   }

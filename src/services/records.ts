@@ -86,9 +86,10 @@ export class RecordsService {
     this.events = events;
   }
 
-  private emit(event: Extract<EventName, `record.${string}`>, record: RecordDoc, endpointId: string | undefined): void {
+  /** Resolves once the event is stored for webhooks (see EventBus.emitDurable). */
+  private async emit(event: Extract<EventName, `record.${string}`>, record: RecordDoc, endpointId: string | undefined): Promise<void> {
     if (!this.events?.has(event)) return;
-    this.events.emit(event, { path: record.resourcePath, endpointId: endpointId ?? record.endpointId, recordId: record._id, record: flattenRecord(record) });
+    await this.events.emitDurable(event, { path: record.resourcePath, endpointId: endpointId ?? record.endpointId, recordId: record._id, record: flattenRecord(record) });
   }
 
   private get records() {
@@ -156,21 +157,21 @@ export class RecordsService {
       createdAt: now,
       updatedAt: now,
     }, { counter });
-    this.emit('record.created', record, input.endpointId);
+    await this.emit('record.created', record, input.endpointId);
     return record;
   }
 
   /** Replaces a record's data; `endpointId` names the definition that wrote (for events). */
   async replace(resourcePath: string, id: string, data: Record<string, unknown>, endpointId?: string): Promise<RecordDoc | null> {
     const updated = await this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } });
-    if (updated) this.emit('record.updated', updated, endpointId);
+    if (updated) await this.emit('record.updated', updated, endpointId);
     return updated;
   }
 
   /** Deletes a record; `endpointId` names the definition that deleted it (for events). */
   async delete(resourcePath: string, id: string, endpointId?: string): Promise<RecordDoc | null> {
     const deleted = await this.records.deleteOne({ _id: id, resourcePath }, { counter: { collection: 'recordcounts', key: { resourcePath }, inc: { count: -1 } } });
-    if (deleted) this.emit('record.deleted', deleted, endpointId);
+    if (deleted) await this.emit('record.deleted', deleted, endpointId);
     return deleted;
   }
 

@@ -163,7 +163,7 @@ export class UsersService {
         createdAt: now,
         updatedAt: now,
       });
-      this.events.emit('user.created', { id: user._id, login: user.login });
+      await this.events.emitDurable('user.created', { id: user._id, login: user.login, user: { ...publicUser(user) } });
       if (options.actor) await this.audit.change(options.actor, { action: 'user_created', message: `User ${user.login} created`, source: 'users', statusCode: 201 });
       return user;
     } catch (error) {
@@ -227,8 +227,9 @@ export class UsersService {
     const changesAccess = changes.groupIds !== undefined || changes.status !== undefined;
     if (endsSessions) await this.sessions.revokeAll(user._id);
     else if (changesAccess) this.sessions.invalidateCached(user._id);
-    this.events.emit('user.updated', { id: updated._id, login: updated.login });
-    return (await this.users.findById(user._id)) ?? updated;
+    const current = (await this.users.findById(user._id)) ?? updated;
+    await this.events.emitDurable('user.updated', { id: updated._id, login: updated.login, user: { ...publicUser(current) } });
+    return current;
   }
 
   async delete(id: string, actor: CallerActor): Promise<UserDoc> {
@@ -240,7 +241,7 @@ export class UsersService {
     }
     await this.users.deleteOne({ _id: user._id });
     await this.sessions.revokeAll(user._id);
-    this.events.emit('user.deleted', { id: user._id, login: user.login });
+    await this.events.emitDurable('user.deleted', { id: user._id, login: user.login, user: { ...publicUser(user) } });
     await this.audit.change(actor, { action: 'user_deleted', message: `User ${user.login} deleted`, source: 'users' });
     return user;
   }

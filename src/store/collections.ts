@@ -36,6 +36,10 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
   { name: 'cronjobs', indexes: [{ fields: ['nameKey'], unique: true }] },
   { name: 'cronruns', indexes: [{ fields: ['jobId', 'startedAt'] }, { fields: ['startedAt'] }] },
   { name: 'cronclaims', indexes: [{ fields: ['jobId', 'scheduledAt'], unique: true }], ttl: true },
+  // Webhooks and their deliveries; a pending delivery is the outbox row the dispatcher claims
+  // (src/automation/webhooks), so (status, nextAttemptAt) finds what is due.
+  { name: 'webhooks', indexes: [{ fields: ['nameKey'], unique: true }] },
+  { name: 'webhookdeliveries', indexes: [{ fields: ['status', 'nextAttemptAt'] }, { fields: ['webhookId', 'createdAt'] }, { fields: ['createdAt'] }] },
   // Which project strings were placeholders (see src/project/placeholder-memory.ts).
   { name: 'projectplaceholders', indexes: [{ fields: ['kind', 'key'], unique: true }] },
 ];

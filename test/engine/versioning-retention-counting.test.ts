@@ -316,12 +316,13 @@ describe('events', () => {
     return { seen, stop };
   }
 
-  it('endpoint.created carries the id, path and method', async () => {
+  it('endpoint.created carries the id, path, method and the definition', async () => {
     const created = collect('endpoint.created');
     try {
       const path = `/api/evt/${unique('c')}`;
       const id = await createEndpoint(t, admin, { path, method: 'POST' });
-      expect(created.seen).toEqual([{ id, path, method: 'POST' }]);
+      // With a subscriber, the event also carries the definition as the API shows it (for webhooks).
+      expect(created.seen).toEqual([{ id, path, method: 'POST', endpoint: expect.objectContaining({ _id: id, path, method: 'POST' }) }]);
     } finally {
       created.stop();
     }

@@ -61,7 +61,7 @@ describe('stats', () => {
     for (const name of ['requests', 'errors', 'logins', 'webhookDeliveries', 'cronRuns']) expect(data.series[name]).toHaveLength(7);
     for (const source of ['http', 'mcp', 'cron', 'test']) expect(data.series.trafficBySource[source]).toHaveLength(7);
     expect(data.automation).toEqual({ cronJobs: 0, webhooks: 0, apiKeys: expect.any(Number), mcpTools: expect.any(Number) });
-    expect(data.automationHealth).toEqual({ failedCronJobs: 0, webhookErrors: 0, unusedApiKeys: expect.any(Number) });
+    expect(data.automationHealth).toEqual({ failedCronJobs: 0, failingWebhooks: 0, webhookErrors: 0, unusedApiKeys: expect.any(Number) });
   });
 
   it('counts calls, errors and traffic by source with auditApiCalls off', async () => {

@@ -11,6 +11,7 @@ import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
 import { usersCommands } from './users.ts';
+import { webhooksCommands } from './webhooks.ts';
 
 /**
  * Every dynctl command, in the order `dynctl --help` lists them. A command (or group) is one
@@ -26,6 +27,7 @@ export const COMMANDS: readonly CommandModule[] = [
   keysCommands,
   cronCommands,
   usersCommands,
+  webhooksCommands,
   callCommand,
   logsCommand,
   discoveryCommands,

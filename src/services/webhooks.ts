@@ -1,0 +1,220 @@
+// Webhook subscriptions (`webhooks`): validation, create/update/delete with their audit entries,
+// and each hook's delivery health (consecutive failures, last outcome). Every write bumps the
+// `webhooks` revision, which each instance's outbox compares to keep its table of subscribed
+// events current. Whether a URL may be called is checked by `checkUrl` (the outbound policy,
+// supplied by src/automation, which this layer cannot reach).
+import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
+import { principalUserId, type Principal } from '../model/principal.ts';
+import { compileValidator } from '../model/validation.ts';
+import { FAILING_AFTER, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
+import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
+import type { AuditLog } from './audit-log.ts';
+import type { RequestInfo } from './auth.ts';
+import type { Revisions } from './revisions.ts';
+
+export interface WebhookInput {
+  name: string;
+  url: string;
+  events: string[];
+  filter?: WebhookFilter | null;
+  secret?: string | null;
+  enabled?: boolean;
+  headers?: Record<string, string>;
+}
+
+/** Who changes a hook, for the audit entry. */
+export interface WebhookActor {
+  principal: Principal;
+  /** Absent for changes that do not come from an HTTP request (the project sync). */
+  request?: RequestInfo;
+  /** The audit entry's source; default `webhooks`. */
+  source?: string;
+}
+
+/** Throws an Error whose message is fit for the client when the URL may not be called. */
+export type WebhookUrlCheck = (url: string) => Promise<void>;
+
+export interface PublicWebhook {
+  _id: string;
+  name: string;
+  url: string;
+  events: string[];
+  filter: WebhookFilter | null;
+  /** Whether a secret is set; the secret itself is never returned. */
+  secret: 'set' | 'unset';
+  enabled: boolean;
+  headers: Record<string, string>;
+  /** `failing` from FAILING_AFTER failed attempts in a row until the next success. */
+  health: 'ok' | 'failing' | 'unknown';
+  consecutiveFailures: number;
+  lastDeliveryAt: string | null;
+  lastStatus: 'ok' | 'failed' | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const WEBHOOK_REVISION = 'webhooks';
+const validateCreate = compileValidator<WebhookInput>({ type: 'object', additionalProperties: false, required: ['name', 'url', 'events'], properties: WEBHOOK_PROPERTIES });
+const validateUpdate = compileValidator<Partial<WebhookInput>>({ type: 'object', additionalProperties: false, properties: WEBHOOK_PROPERTIES });
+
+const iso = (value: string | Date | null): string | null => (value === null ? null : new Date(value).toISOString());
+
+export function publicWebhook(doc: WebhookDoc): PublicWebhook {
+  return {
+    _id: doc._id,
+    name: doc.name,
+    url: doc.url,
+    events: doc.events,
+    filter: doc.filter,
+    secret: doc.secret ? 'set' : 'unset',
+    enabled: doc.enabled,
+    headers: doc.headers,
+    health: doc.consecutiveFailures >= FAILING_AFTER ? 'failing' : doc.lastStatus === null ? 'unknown' : 'ok',
+    consecutiveFailures: doc.consecutiveFailures,
+    lastDeliveryAt: iso(doc.lastDeliveryAt),
+    lastStatus: doc.lastStatus,
+    lastError: doc.lastError,
+    createdAt: iso(doc.createdAt) as string,
+    updatedAt: iso(doc.updatedAt) as string,
+  };
+}
+
+const nameKey = (name: string): string => name.toLowerCase();
+
+export class WebhooksService {
+  private readonly store: Store;
+  private readonly revisions: Revisions;
+  private readonly audit: AuditLog;
+  private readonly checkUrl: WebhookUrlCheck;
+
+  constructor(deps: { store: Store; revisions: Revisions; audit: AuditLog; checkUrl: WebhookUrlCheck }) {
+    this.store = deps.store;
+    this.revisions = deps.revisions;
+    this.audit = deps.audit;
+    this.checkUrl = deps.checkUrl;
+  }
+
+  private get hooks() {
+    return this.store.collection<WebhookDoc>('webhooks');
+  }
+
+  list(query: { page: number; limit: number; search?: string }): Promise<Page<WebhookDoc>> {
+    return this.hooks.findPage({}, {
+      page: query.page,
+      limit: query.limit,
+      sort: { nameKey: 1 },
+      ...(query.search ? { search: { term: query.search, fields: ['name', 'url'] } } : {}),
+    });
+  }
+
+  /** Every hook (for the outbox's table of subscriptions). */
+  all(): Promise<WebhookDoc[]> {
+    return this.hooks.find({}, { sort: { nameKey: 1 } });
+  }
+
+  revision(): Promise<number> {
+    return this.revisions.current(WEBHOOK_REVISION);
+  }
+
+  /** The revision when known without a read (see Revisions.known). */
+  knownRevision(): number | null {
+    return this.revisions.known(WEBHOOK_REVISION);
+  }
+
+  async get(id: string): Promise<WebhookDoc> {
+    const hook = isId(id) ? await this.hooks.findById(id) : null;
+    if (!hook) throw notFound('Webhook not found');
+    return hook;
+  }
+
+  /** By id, else by name (names are the keys people and files use). */
+  async find(idOrName: string): Promise<WebhookDoc> {
+    const hook = (isId(idOrName) ? await this.hooks.findById(idOrName) : null) ?? (await this.hooks.findOne({ nameKey: nameKey(idOrName) }));
+    if (!hook) throw notFound('Webhook not found');
+    return hook;
+  }
+
+  async create(input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
+    const valid = validateCreate(input);
+    const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid });
+    const now = new Date();
+    let doc: WebhookDoc;
+    try {
+      doc = await this.hooks.insertOne({
+        ...hook,
+        nameKey: nameKey(hook.name),
+        consecutiveFailures: 0,
+        lastDeliveryAt: null,
+        lastStatus: null,
+        lastError: null,
+        createdBy: principalUserId(actor.principal),
+        createdAt: now,
+        updatedAt: now,
+      });
+    } catch (error) {
+      throw duplicateName(error);
+    }
+    await this.changed(actor, 'webhook_created', `Webhook "${doc.name}" created`, 201);
+    return doc;
+  }
+
+  /** `secret` left out keeps the current one; `null` removes it. */
+  async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
+    const valid = validateUpdate(input);
+    const current = await this.get(id);
+    const { name, url, events, filter, secret, enabled, headers } = current;
+    const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid });
+    let updated: WebhookDoc | null;
+    try {
+      updated = await this.hooks.updateOne({ _id: current._id }, { $set: { ...hook, nameKey: nameKey(hook.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } });
+    } catch (error) {
+      throw duplicateName(error);
+    }
+    if (!updated) throw notFound('Webhook not found');
+    await this.changed(actor, 'webhook_updated', `Webhook "${updated.name}" updated`, 200);
+    return updated;
+  }
+
+  /** Deletes the hook and its deliveries (queued ones are not sent). */
+  async delete(id: string, actor: WebhookActor): Promise<WebhookDoc> {
+    const current = await this.get(id);
+    const deleted = await this.hooks.deleteOne({ _id: current._id });
+    if (!deleted) throw notFound('Webhook not found');
+    await this.store.collection('webhookdeliveries').deleteMany({ webhookId: deleted._id });
+    await this.changed(actor, 'webhook_deleted', `Webhook "${deleted.name}" deleted`, 200);
+    return deleted;
+  }
+
+  /** Records an attempt's outcome on the hook (no revision bump: the subscription did not change). */
+  async recordAttempt(hookId: string, outcome: { ok: boolean; error: string | null; at: Date }): Promise<void> {
+    const set = { lastDeliveryAt: outcome.at, lastStatus: outcome.ok ? 'ok' : 'failed', lastError: outcome.error };
+    if (outcome.ok) await this.hooks.updateOne({ _id: hookId }, { $set: { ...set, consecutiveFailures: 0 } });
+    else await this.hooks.updateOne({ _id: hookId }, { $set: set, $inc: { consecutiveFailures: 1 } });
+  }
+
+  private async checked(hook: Required<WebhookInput>): Promise<Required<WebhookInput>> {
+    for (const name of Object.keys(hook.headers)) {
+      if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        throw badRequest(`Invalid request body: headers.${name}: this header cannot be set on a webhook`, [{ field: `headers.${name}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }]);
+      }
+    }
+    try {
+      await this.checkUrl(hook.url);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw badRequest(`Invalid request body: url: ${message}`, [{ field: 'url', message }]);
+    }
+    return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter ?? null, secret: hook.secret ?? null, enabled: hook.enabled, headers: hook.headers };
+  }
+
+  private async changed(actor: WebhookActor, action: string, message: string, statusCode: number): Promise<void> {
+    await this.revisions.bump(WEBHOOK_REVISION);
+    await this.audit.record({ action, message, source: actor.source ?? 'webhooks', userId: principalUserId(actor.principal), statusCode, ...actor.request });
+  }
+}
+
+function duplicateName(error: unknown): unknown {
+  return error instanceof DuplicateKeyError ? conflict('A webhook with this name already exists') : error;
+}

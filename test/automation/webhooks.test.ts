@@ -1,0 +1,380 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
+
+// Webhooks over the real API, delivering to real listeners on 127.0.0.1 (allowed through
+// outboundAllowList). Retries run on a 100 ms base (WEBHOOK_RETRY_BASE_MS) so they fit a test.
+let t: TestServer;
+let admin: string;
+const receiver = new WebhookReceiver();
+/** Never on the allow list: whatever reaches it is a policy failure. */
+const forbidden = new WebhookReceiver();
+
+let seq = 0;
+const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${(seq++).toString(36)}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// The receiver's check as the README documents it (section "Verifying a delivery").
+function verify(secret: string, headers: Record<string, string | string[] | undefined>, rawBody: string, maxAgeSeconds = 300): boolean {
+  const timestamp = String(headers['x-webhook-timestamp'] ?? '');
+  const received = String(headers['x-webhook-signature'] ?? '');
+  if (!timestamp || Math.abs(Date.now() / 1000 - Number(timestamp)) > maxAgeSeconds) return false;
+  const expected = 'sha256=' + createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
+  const a = Buffer.from(received);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+beforeAll(async () => {
+  await receiver.listen();
+  await forbidden.listen();
+  t = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '100' });
+  admin = await t.adminToken();
+  const settings = await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`] } });
+  expect(settings.status, settings.text).toBe(200);
+  const endpoint = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'things', path: '/api/things', method: 'POST', accessType: 'public', schema: { title: { type: 'string' } } } });
+  expect(endpoint.status, endpoint.text).toBe(201);
+  const other = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'others', path: '/api/others', method: 'POST', accessType: 'public', schema: { title: { type: 'string' } } } });
+  expect(other.status, other.text).toBe(201);
+});
+
+afterAll(async () => {
+  await t.close();
+  await receiver.close();
+  await forbidden.close();
+});
+
+beforeEach(() => {
+  receiver.reset();
+  forbidden.reset();
+});
+
+async function createHook(body: Record<string, unknown>) {
+  const name = unique('hook');
+  const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name, url: `${receiver.url}/${name}`, events: ['record.created'], ...body } });
+  expect(res.status, res.text).toBe(201);
+  return res.body.data;
+}
+const removeHook = (id: string) => t.api('DELETE', `/api/webhooks/${id}`, { token: admin });
+const deliveriesOf = async (id: string) => (await t.api('GET', `/api/webhooks/${id}/deliveries?limit=100`, { token: admin })).body.data as any[];
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`condition not met in ${ms} ms: ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+}
+
+describe('webhook definitions', () => {
+  it('creates a hook, never returns its secret, and finds it by id or name', async () => {
+    const hook = await createHook({ secret: 's3cret-value', headers: { 'X-Team': 'ops' } });
+    expect(hook).toMatchObject({ url: `${receiver.url}/${hook.name}`, events: ['record.created'], filter: null, secret: 'set', enabled: true, headers: { 'X-Team': 'ops' }, health: 'unknown' });
+    const byName = await t.api('GET', `/api/webhooks/${hook.name}`, { token: admin });
+    expect(byName.body.data._id).toBe(hook._id);
+    expect(byName.text).not.toContain('s3cret-value');
+    const list = await t.api('GET', '/api/webhooks', { token: admin });
+    expect(list.status).toBe(200);
+    expect(list.text).not.toContain('s3cret-value');
+    expect(list.body.data.some((h: any) => h._id === hook._id)).toBe(true);
+    const cleared = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { secret: null } });
+    expect(cleared.body.data.secret).toBe('unset');
+    await removeHook(hook._id);
+    expect((await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).status).toBe(404);
+  });
+
+  it.each([
+    { name: 'an unknown event', body: { events: ['user.exploded'] }, field: 'events.0' },
+    { name: 'no events', body: { events: [] }, field: 'events' },
+    { name: 'a hop-by-hop header', body: { headers: { Connection: 'close' } }, field: 'headers.Connection' },
+    { name: 'a signature header', body: { headers: { 'X-Webhook-Signature': 'x' } }, field: 'headers.X-Webhook-Signature' },
+    { name: 'a filter with two keys', body: { filter: { path: '/api/things', group: 'shop' } }, field: 'filter' },
+    { name: 'an ftp URL', body: { url: 'ftp://example.com/' }, field: 'url' },
+  ])('refuses $name with a 400 naming the field', async ({ body, field }) => {
+    const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('bad'), url: `${receiver.url}/hook`, events: ['*'], ...body } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.success).toBe(false);
+    expect(res.body.details.map((d: any) => d.field)).toContain(field);
+  });
+
+  it('refuses a second hook with the same name (409)', async () => {
+    const hook = await createHook({});
+    const again = await t.api('POST', '/api/webhooks', { token: admin, body: { name: hook.name.toUpperCase(), url: `${receiver.url}/x`, events: ['*'] } });
+    expect(again.status).toBe(409);
+    await removeHook(hook._id);
+  });
+
+  it('refuses a target the outbound policy blocks on save, with no connection made', async () => {
+    const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('blocked'), url: `${forbidden.url}/`, events: ['*'] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('outboundAllowList');
+    expect(forbidden.connections).toBe(0);
+  });
+
+  it('is for manage_api holders only', async () => {
+    expect((await t.api('GET', '/api/webhooks')).status).toBe(401);
+  });
+});
+
+describe('deliveries', () => {
+  it('posts {event, timestamp, data} with the record flat, and a signature that verifies with the documented recipe', async () => {
+    const hook = await createHook({ secret: 'whsec-test-1', headers: { 'X-Team': 'ops' } });
+    const created = await t.api('POST', '/api/things', { body: { title: 'first' } });
+    expect(created.status, created.text).toBe(201);
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    expect(request!.method).toBe('POST');
+    expect(request!.headers['content-type']).toBe('application/json');
+    expect(request!.headers['x-webhook-event']).toBe('record.created');
+    expect(request!.headers['x-team']).toBe('ops');
+    const payload = JSON.parse(request!.body);
+    expect(payload).toEqual({ event: 'record.created', timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/), data: created.body.data });
+    expect(verify('whsec-test-1', request!.headers, request!.body)).toBe(true);
+    expect(verify('another-secret', request!.headers, request!.body)).toBe(false);
+    expect(verify('whsec-test-1', request!.headers, request!.body.replace('first', 'forged'))).toBe(false);
+    const [delivery] = await until(() => deliveriesOf(hook._id), (list) => list[0]?.status === 'delivered');
+    expect(delivery).toMatchObject({ _id: request!.headers['x-webhook-id'], event: 'record.created', status: 'delivered', attempts: 1, responseCode: 200, error: null, nextAttemptAt: null });
+    await removeHook(hook._id);
+  });
+
+  it('sends endpoint.called as {path, method, statusCode} and user events without a password hash', async () => {
+    const hook = await createHook({ events: ['endpoint.called', 'user.created'] });
+    await t.api('POST', '/api/things', { body: { title: 'called' } });
+    const user = await t.api('POST', '/api/users', { token: admin, body: { login: unique('u'), password: 'password-123' } });
+    expect(user.status, user.text).toBe(201);
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    const payloads = received.map((r) => JSON.parse(r.body));
+    expect(payloads.find((p) => p.event === 'endpoint.called').data).toEqual({ path: '/api/things', method: 'POST', statusCode: 201 });
+    const userEvent = payloads.find((p) => p.event === 'user.created');
+    expect(userEvent.data).toMatchObject({ _id: user.body.data._id, login: user.body.data.login });
+    expect(JSON.stringify(userEvent)).not.toMatch(/password/i);
+    await removeHook(hook._id);
+  });
+
+  it('follows one resource when the hook has a path filter', async () => {
+    const hook = await createHook({ filter: { path: '/api/others' } });
+    await t.api('POST', '/api/things', { body: { title: 'not followed' } });
+    await t.api('POST', '/api/others', { body: { title: 'followed' } });
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    await sleep(300);
+    expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(1);
+    expect(JSON.parse(request!.body).data.title).toBe('followed');
+    await removeHook(hook._id);
+  });
+
+  it('follows the endpoints of one group when the hook has a group filter', async () => {
+    const group = await t.api('POST', '/api/endpoints/groups', { token: admin, body: { name: 'Shop' } });
+    expect(group.status, group.text).toBe(201);
+    const endpoint = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'carts', path: '/api/carts', method: 'POST', accessType: 'public', groupId: group.body.data._id, schema: { title: { type: 'string' } } } });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const hook = await createHook({ events: ['record.created', 'endpoint.called'], filter: { group: 'shop' } });
+    await t.api('POST', '/api/things', { body: { title: 'outside the group' } });
+    await t.api('POST', '/api/carts', { body: { title: 'in the group' } });
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    await sleep(300);
+    expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(2);
+    expect(received.map((r) => JSON.parse(r.body).event).sort()).toEqual(['endpoint.called', 'record.created']);
+    expect(received.every((r) => !r.body.includes('outside the group'))).toBe(true);
+    await removeHook(hook._id);
+  });
+
+  it('applies a change of events to the next change, and sends definitions as the API shows them', async () => {
+    const hook = await createHook({ events: ['record.created'] });
+    const put = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { events: ['endpoint.created', 'endpoint.deleted'] } });
+    expect(put.status, put.text).toBe(200);
+    await t.api('POST', '/api/things', { body: { title: 'no longer followed' } });
+    const created = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'temp', path: '/api/temp', method: 'GET', accessType: 'public', schema: [{ name: 'n', type: 'number' }] } });
+    expect(created.status, created.text).toBe(201);
+    await t.api('DELETE', `/api/endpoints/${created.body.data._id}`, { token: admin });
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    const payloads = received.map((r) => JSON.parse(r.body));
+    expect(payloads.map((p) => p.event).sort()).toEqual(['endpoint.created', 'endpoint.deleted']);
+    expect(payloads.find((p) => p.event === 'endpoint.created').data).toEqual(created.body.data);
+    await removeHook(hook._id);
+  });
+
+  it('sends api.error as {path, method, statusCode, error}', async () => {
+    const hook = await createHook({ events: ['api.error'] });
+    const refused = await t.api('POST', '/api/things', { body: { title: 42 } });
+    expect(refused.status).toBe(400);
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    expect(JSON.parse(request!.body).data).toEqual({ path: '/api/things', method: 'POST', statusCode: 400, error: refused.body.error });
+    await removeHook(hook._id);
+  });
+
+  it('retries a receiver that is down for the first attempts, with the same X-Webhook-Id, until it takes the event', async () => {
+    receiver.answer = (request) => (receiver.requestsTo(request.url).length <= 2 ? { status: 503, body: 'down for maintenance' } : { status: 204 });
+    const hook = await createHook({});
+    await t.api('POST', '/api/things', { body: { title: 'eventually' } });
+    const received = await receiver.waitFor(3, { path: `/${hook.name}` });
+    expect(new Set(received.map((r) => r.headers['x-webhook-id'])).size).toBe(1);
+    const [delivery] = await until(() => deliveriesOf(hook._id), (list) => list[0]?.status === 'delivered');
+    expect(delivery).toMatchObject({ attempts: 3, responseCode: 204, status: 'delivered' });
+    // Attempts are audited through the buffered log, flushed within half a second.
+    const logged = await until(
+      async () => (await t.api('GET', '/api/dashboard/logs?action=webhook_dispatch&limit=100', { token: admin })).body.data.filter((entry: any) => entry.message.includes(delivery._id)),
+      (entries) => entries.length >= 3,
+    );
+    expect(logged).toHaveLength(3);
+    await removeHook(hook._id);
+  });
+
+  it('shows a hook that keeps failing as failing, on the hook and on the dashboard', async () => {
+    receiver.answer = () => ({ status: 500, body: 'x'.repeat(100_000) });
+    const hook = await createHook({});
+    await t.api('POST', '/api/things', { body: { title: 'never taken' } });
+    const failing = await until(async () => (await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).body.data, (h) => h.health === 'failing');
+    expect(failing.lastStatus).toBe('failed');
+    expect(failing.lastError).toContain('answered 500');
+    const [delivery] = await deliveriesOf(hook._id);
+    expect(delivery.status).toBe('pending');
+    expect(delivery.error.length).toBeLessThan(1100);
+    expect(Date.parse(delivery.nextAttemptAt)).toBeGreaterThan(Date.now() - 1000);
+    const stats = await t.api('GET', '/api/dashboard/stats', { token: admin });
+    expect(stats.body.data.automationHealth.failingWebhooks).toBeGreaterThanOrEqual(1);
+    await removeHook(hook._id);
+  });
+
+  it('sends webhook.test now and answers with the delivery; redeliver sends it again under the same id', async () => {
+    const hook = await createHook({ enabled: false });
+    const tested = await t.api('POST', `/api/webhooks/${hook.name}/test`, { token: admin });
+    expect(tested.status, tested.text).toBe(200);
+    expect(tested.body.data).toMatchObject({ event: 'webhook.test', status: 'delivered', attempts: 1, responseCode: 200 });
+    expect(JSON.parse(receiver.requestsTo(`/${hook.name}`)[0]!.body)).toMatchObject({ event: 'webhook.test', data: { name: hook.name } });
+    const again = await t.api('POST', `/api/webhooks/${hook._id}/deliveries/${tested.body.data._id}/redeliver`, { token: admin });
+    expect(again.status).toBe(202);
+    const received = await receiver.waitFor(2, { path: `/${hook.name}` });
+    expect(received[1]!.headers['x-webhook-id']).toBe(tested.body.data._id);
+    await removeHook(hook._id);
+  });
+
+  it('sends nothing for a disabled hook', async () => {
+    const hook = await createHook({ enabled: false });
+    await t.api('POST', '/api/things', { body: { title: 'quiet' } });
+    await sleep(700);
+    expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(0);
+    expect(await deliveriesOf(hook._id)).toHaveLength(0);
+    await removeHook(hook._id);
+  });
+
+  it('fails a delivery whose target the policy refuses at send time, with no connection made', async () => {
+    // Allowed on save, then taken off the allow list: what a DNS change would do to a name.
+    await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`, `127.0.0.1:${forbidden.port}`] } });
+    const hook = await createHook({ url: `${forbidden.url}/hook` });
+    await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`] } });
+    await t.api('POST', '/api/things', { body: { title: 'refused' } });
+    const [delivery] = await until(() => deliveriesOf(hook._id), (list) => (list[0]?.attempts ?? 0) >= 1);
+    expect(delivery.error).toContain('refused');
+    expect(forbidden.connections).toBe(0);
+    await removeHook(hook._id);
+  });
+
+  it('does not follow a redirect, not even to a refused target', async () => {
+    receiver.answer = () => ({ status: 302, headers: { location: `${forbidden.url}/landed` } });
+    const hook = await createHook({});
+    await t.api('POST', '/api/things', { body: { title: 'redirected' } });
+    const [delivery] = await until(() => deliveriesOf(hook._id), (list) => (list[0]?.attempts ?? 0) >= 1);
+    expect(delivery.status).toBe('pending');
+    expect(delivery.error).toMatch(/redirect/i);
+    expect(forbidden.connections).toBe(0);
+    await removeHook(hook._id);
+  });
+
+  it('keeps the API fast while a receiver hangs', async () => {
+    receiver.answer = () => 'hang';
+    const hook = await createHook({});
+    for (let i = 0; i < 10; i++) {
+      const started = performance.now();
+      const res = await t.api('POST', '/api/things', { body: { title: `slow ${i}` } });
+      expect(res.status).toBe(201);
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+    await receiver.waitFor(3, { path: `/${hook.name}` });
+    const started = performance.now();
+    const health = await t.api('GET', '/api/health');
+    expect(health.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1000);
+    // At most 3 deliveries of one hook are under way at once.
+    await sleep(500);
+    expect(receiver.requestsTo(`/${hook.name}`).length).toBeLessThanOrEqual(3);
+    await removeHook(hook._id);
+  });
+});
+
+describe('shutdown', () => {
+  it('cancels an attempt under way without counting it, and the next start sends the delivery', async () => {
+    const own = await new WebhookReceiver().listen();
+    own.answer = () => 'hang';
+    const first = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '100' });
+    try {
+      const token = await first.adminToken();
+      await first.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${own.port}`] } });
+      const hook = await first.api('POST', '/api/webhooks', { token, body: { name: 'slow-sink', url: `${own.url}/in`, events: ['user.created'] } });
+      expect(hook.status, hook.text).toBe(201);
+      expect((await first.api('POST', '/api/users', { token, body: { login: 'late-user', password: 'password-123' } })).status).toBe(201);
+      await own.waitFor(1);
+      const started = performance.now();
+      await first.server.close();
+      expect(performance.now() - started).toBeLessThan(5000);
+
+      own.answer = () => ({ status: 200 });
+      const second = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '100' }, first.dataDir);
+      try {
+        const again = await own.waitFor(2);
+        expect(again[1]!.headers['x-webhook-id']).toBe(again[0]!.headers['x-webhook-id']);
+        const token2 = await second.adminToken();
+        const [delivery] = await until(
+          async () => (await second.api('GET', '/api/webhooks/slow-sink/deliveries', { token: token2 })).body.data as any[],
+          (list) => list[0]?.status === 'delivered',
+        );
+        expect(delivery.attempts).toBe(1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await own.close();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a delivery out of attempts', () => {
+  it('is failed after the 8th attempt, stays listed, and can be redelivered', async () => {
+    const own = await new WebhookReceiver().listen();
+    own.answer = () => ({ status: 500 });
+    // A 10 ms base: the 8 attempts take about 11 s.
+    const fast = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '10' });
+    try {
+      const token = await fast.adminToken();
+      await fast.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${own.port}`] } });
+      expect((await fast.api('POST', '/api/webhooks', { token, body: { name: 'dead-end', url: `${own.url}/in`, events: ['user.created'] } })).status).toBe(201);
+      expect((await fast.api('POST', '/api/users', { token, body: { login: 'retried-user', password: 'password-123' } })).status).toBe(201);
+      const [failed] = await until(
+        async () => (await fast.api('GET', '/api/webhooks/dead-end/deliveries', { token })).body.data as any[],
+        (list) => list[0]?.status === 'failed',
+        32_000,
+      );
+      expect(failed).toMatchObject({ attempts: 8, responseCode: 500, nextAttemptAt: null });
+      expect(own.received).toHaveLength(8);
+      const hook = (await fast.api('GET', '/api/webhooks/dead-end', { token })).body.data;
+      expect(hook).toMatchObject({ health: 'failing', consecutiveFailures: 8 });
+
+      own.answer = () => ({ status: 200 });
+      const again = await fast.api('POST', `/api/webhooks/dead-end/deliveries/${failed._id}/redeliver`, { token });
+      expect(again.status).toBe(202);
+      expect(again.body.data).toMatchObject({ status: 'pending', attempts: 0 });
+      const [delivered] = await until(
+        async () => (await fast.api('GET', '/api/webhooks/dead-end/deliveries', { token })).body.data as any[],
+        (list) => list[0]?.status === 'delivered',
+      );
+      expect(delivered.attempts).toBe(1);
+      expect((await fast.api('GET', '/api/webhooks/dead-end', { token })).body.data.health).toBe('ok');
+    } finally {
+      await fast.close();
+      await own.close();
+    }
+  }, 50_000);
+});
