@@ -47,7 +47,7 @@ import { outboundPolicyFor } from './automation/outbound-policy.ts';
 import { WebhookDispatcher } from './automation/webhooks/dispatcher.ts';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.ts';
 import { WebhookOutbox } from './services/webhook-outbox.ts';
-import { WebhooksService } from './services/webhooks.ts';
+import { WEBHOOK_REVISION, WebhooksService } from './services/webhooks.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
 export interface RunningServer {
@@ -125,7 +125,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await outbox.load();
   // Files win at startup; an empty project directory is filled from the store instead. Write-back
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) }) : null;
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
   try {
     await projectSync?.start();
   } catch (error) {

@@ -7,6 +7,7 @@ import type { EndpointsService } from '../services/endpoints.ts';
 import type { GroupsService } from '../services/groups.ts';
 import type { RecordsService } from '../services/records.ts';
 import type { SettingsService } from '../services/settings.ts';
+import type { WebhooksService } from '../services/webhooks.ts';
 import type { Store } from '../store/types.ts';
 import type { GroupDoc } from '../model/records.ts';
 import type { PlaceholderPolicy } from './apply.ts';
@@ -21,6 +22,7 @@ export interface ProjectServices {
   cronJobs: CronJobsService;
   /** A deleted job's run history goes with it, as through the API. */
   cronRuns: CronRunsService;
+  webhooks: WebhooksService;
   endpointGroups: EndpointGroupsService;
   groups: GroupsService;
   records: RecordsService;

@@ -24,7 +24,7 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * | a file is added/changed/removed| files → store | debounced reconcile: load, validate, apply with prune  |
  * | the store's definitions change | store → files | the changed definitions' files are written / removed   |
  *
- * Store changes are noticed through the store revisions (`endpoints`, `cronjobs`), which every instance bumps, so a
+ * Store changes are noticed through the store revisions (`endpoints`, `cronjobs`, `webhooks`), which every instance bumps, so a
  * change made through the API of *any* instance on this store is written back by the one that
  * watches. What was last in step is kept (`synced`); a write-back writes the difference between it
  * and the store. A directory with problems changes nothing: the last good state keeps serving, the

@@ -56,7 +56,7 @@ describe('dynctl validate', () => {
     const offline = makeCli({ DYNCTL_SERVER: `http://127.0.0.1:${await closedPort()}` });
     const result = await offline.run(['validate', dir]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/8 definitions valid \(1 group, 6 endpoints, 1 cronJob\)/);
+    expect(result.stdout).toMatch(/8 definitions valid \(1 group, 6 endpoints, 1 cronJob, 0 webhooks\)/);
 
     const fromEnv = await offline.run(['--json', 'validate'], { env: { PROJECT_DIR: dir } });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);

@@ -203,8 +203,8 @@ describe('startup', () => {
       rmSync(join(dir, 'endpoints', 'only.yaml'));
       const status = await nextReconcile(t, since);
       expect(status.lastReconcile).toMatchObject({ ok: false, summary: { create: 0, update: 0, delete: 0 } });
-      expect(status.lastReconcile.error).toMatch(/no groups, no endpoints and no cronJobs/);
-      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups, no endpoints and no cronJobs' }]);
+      expect(status.lastReconcile.error).toMatch(/no groups, no endpoints, no cronJobs and no webhooks/);
+      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups, no endpoints, no cronJobs and no webhooks' }]);
       expect(await served(t, '/api/only')).toBe(200);
     } finally {
       await stop(t);

@@ -102,6 +102,7 @@ describe('validateBundle', () => {
     groups: [{ name: 'Shop' }],
     endpoints: [endpoint({ group: 'SHOP' }), endpoint({ method: 'POST', group: 'Shop', accessType: 'group', allowedGroups: ['Customers'] })],
     cronJobs: [],
+    webhooks: [],
   };
 
   it('accepts a bundle whose references all resolve (group names regardless of case)', () => {
@@ -113,6 +114,7 @@ describe('validateBundle', () => {
       groups: [{ name: 'Shop' }, { name: 'shop ' }, { color: '#fff' } as never],
       endpoints: [endpoint({ schema: { a: { type: 'strin' } } }), endpoint({ path: '/api/items/', group: 'Warehouse' })],
       cronJobs: [],
+      webhooks: [],
     };
     expect(validateBundle(bundle)).toEqual([
       { path: 'groups[2].name', message: 'is required' },
@@ -129,8 +131,8 @@ describe('validateBundle', () => {
 });
 
 describe('the kinds registry', () => {
-  it('lists groups before endpoints (endpoints refer to groups), cron jobs last', () => {
-    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint', 'cronJob']);
+  it('lists groups before endpoints (endpoints refer to groups), cron jobs and webhooks last', () => {
+    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint', 'cronJob', 'webhook']);
   });
 
   it('derives natural keys and file names', () => {

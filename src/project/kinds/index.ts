@@ -18,20 +18,23 @@ import type { Bundle } from '../bundle.ts';
 import { cronJobKind } from './cron-job.ts';
 import { endpointKind } from './endpoint.ts';
 import { groupKind } from './endpoint-group.ts';
+import { webhookKind } from './webhook.ts';
 import { isPlainObject, type ProjectKind } from './types.ts';
 
 export { cronJobKey, cronJobKind } from './cron-job.ts';
 export { endpointKey, endpointKind } from './endpoint.ts';
 export { groupKey, groupKind } from './endpoint-group.ts';
+export { webhookKey, webhookKind } from './webhook.ts';
 export { slugOf, type ApplyContext, type KindReference, type ProjectKind, type RawSpec, type Report } from './types.ts';
 
-// Cron jobs last: an `endpoint` action calls an endpoint that may be created by the same apply.
-const TABLE = [groupKind, endpointKind, cronJobKind] as const;
+// Cron jobs and webhooks last: an `endpoint` action calls an endpoint, a filter names a path or
+// group, that the same apply may create.
+const TABLE = [groupKind, endpointKind, cronJobKind, webhookKind] as const;
 type Kinds = (typeof TABLE)[number];
 
-/** `group` | `endpoint` | `cronJob`: change kinds in plans. */
+/** `group` | `endpoint` | `cronJob` | `webhook`: change kinds in plans. */
 export type KindName = Kinds['kind'];
-/** `groups` | `endpoints` | `cronJobs`: the bundle's lists. */
+/** `groups` | `endpoints` | `cronJobs` | `webhooks`: the bundle's lists. */
 export type BundleKey = Kinds['bundleKey'];
 /** The spec type each bundle list holds: `{ groups: GroupSpec; endpoints: EndpointSpec }`. */
 export type KindSpecs = { [D in Kinds as D['bundleKey']]: D extends { key(spec: infer S): string } ? S : never };

@@ -24,6 +24,12 @@ export interface KindReference {
 export interface ComparedField<N> {
   name: keyof N & string;
   compare?: (value: unknown) => unknown;
+  /**
+   * A secret the API never returns (a webhook's `secret`): a desired definition that leaves it
+   * out keeps the current one; plans show `(secret)` instead of values; export and write-back
+   * carry it only as the placeholder it was applied from, else leave it out (export.ts).
+   */
+  writeOnly?: boolean;
 }
 
 /**
