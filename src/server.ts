@@ -85,9 +85,9 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const tokens = new Tokens(secrets);
   const sessions = new Sessions(store);
   const groups = new GroupsService({ store, events, audit });
-  const users = new UsersService({ store, groups, passwords, sessions, events, audit });
-  const authenticator = new Authenticator({ store, tokens, sessions, events });
   const lockout = new LoginLockout(store);
+  const users = new UsersService({ store, groups, passwords, sessions, events, audit, lockout });
+  const authenticator = new Authenticator({ store, tokens, sessions, events });
   const auth = new AuthService({ users, passwords, tokens, sessions, lockout, settings, audit, authenticator, daily });
   const apiKeys = new ApiKeysService({ store, events, bcryptRounds: config.bcryptRounds, audit });
   const profile = new ProfileService({ users, passwords, authenticator, auth, audit });

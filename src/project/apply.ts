@@ -9,9 +9,8 @@ import { checkData, writeData, type RecordRow } from './data.ts';
 import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from './diff.ts';
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
-import { kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
+import { keyOf, kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
 import { resolvePlaceholders, type Placeholder } from './placeholders.ts';
-import { withStoredSchemas } from './schema-form.ts';
 import type { Problem } from './problem.ts';
 import { validateBundle } from './validate-bundle.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -105,6 +104,23 @@ function withContext(error: unknown, context: string, at: string): unknown {
   });
 }
 
+/** Each kind's look-ups on this server (kinds' `resolve`); any problem is a 400 naming the definition. */
+async function resolveForServer(services: ProjectServices, bundle: Bundle): Promise<Bundle> {
+  const problems: Problem[] = [];
+  const resolved = { ...bundle } as Record<string, unknown>;
+  for (const kind of KINDS) {
+    if (!kind.resolve) continue;
+    const specs = specsOf(bundle, kind) as never[];
+    const result = await kind.resolve(services, specs);
+    resolved[kind.bundleKey] = result.specs;
+    for (const problem of result.problems) {
+      problems.push({ path: `${kind.bundleKey}[${keyOf(kind, specs[problem.index]) ?? problem.index}].${problem.path}`, message: problem.message });
+    }
+  }
+  throwProblems(problems);
+  return resolved as Bundle;
+}
+
 /**
  * The bundle checked (validate-bundle.ts, as for project files), placeholders resolved (env and
  * files read now), schemas in the API's array form made the stored map form, names checked against the store, then the diff. Any problem is a 400 listing
@@ -116,9 +132,7 @@ export async function planBundle(services: ProjectServices, bundle: Bundle, opti
   const kept = new Set<string>();
   if (!options.prune) for (const kind of KINDS) for (const spec of specsOf(current, kind)) kept.add(`${kind.kind}:${kind.key(spec)}`);
   throwProblems([...validateBundle(bundle, kept), ...handlerFileProblems(bundle)]);
-  const stored = await withStoredSchemas(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
-  throwProblems(stored.problems);
-  const desired = stored.bundle;
+  const desired = await resolveForServer(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
   throwProblems(await referenceProblems(services, desired, current, options.prune));
   return { changes: diffBundles(current, desired, options), desired };
 }

@@ -3,14 +3,16 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Bundle } from './bundle.ts';
 import { bundleOf, keyOf, KINDS, type KindName, type Kind } from './kinds/index.ts';
 import { formatProblem, sortProblems, type Problem } from './problem.ts';
+import { expandResource, isResourceFile, pathInFile, type ResourceMember } from './resource-file.ts';
 import { checkSpecs, type SpecEntry } from './validate-bundle.ts';
 import { lineOf, parseYaml, type ParsedYaml } from './yaml-source.ts';
 
 export { formatProblem, type Problem };
 
 /**
- * Reads a project directory into a Bundle. Layout: one definition per file, in each kind's
- * directory (`groups/*.yaml`, `endpoints/*.yaml`, `cron/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
+ * Reads a project directory into a Bundle. Layout: one definition per file (a kind with
+ * `resourceFiles` may define several in one: resource-file.ts expands them here), in each kind's
+ * directory (`groups/*.yaml`, `endpoints/*.yaml`, `cron/*.yaml`, `webhooks/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
  * dotfiles and editor leftovers (`.orders.yaml.swp`, `orders.yaml~`, `.#orders.yaml`,
  * `#orders.yaml#`), and the writer's own temp files (dotfiles).
  *
@@ -39,6 +41,8 @@ export interface ProjectFile {
   relPath: string;
   /** When the definition's code lives in a .js file: `ref` as written in the YAML. */
   handlerFile?: { ref: string; file: string; relPath: string };
+  /** When the file is a resource file (resource-file.ts): the method this definition is. */
+  resource?: { method: string };
 }
 
 export interface LoadedProject {
@@ -120,6 +124,14 @@ interface Loaded {
   spec: Record<string, unknown>;
   handlerFile?: ProjectFile['handlerFile'];
   problems: number;
+  /** A method of a resource file: where its fields are written, and the file's shared problem list. */
+  member?: ResourceMember & { file: ResourceProblems };
+}
+
+/** The problems of one resource file's methods, merged once every method is checked (see resourceProblems). */
+interface ResourceProblems {
+  methods: number;
+  found: Map<string, { problem: Problem; methods: string[] }>;
 }
 
 export function loadProject(dir: string, options: LoadOptions = {}): LoadedProject {
@@ -138,6 +150,21 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
   const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES };
 
   const loaded: Loaded[] = [];
+  const resourceFiles: ResourceProblems[] = [];
+  /** A problem of one definition: at its line, in a resource file at its method's line (once for the methods it concerns). */
+  const report = (entry: Loaded, problem: Problem & { file?: string }): void => {
+    entry.problems++;
+    const at = entry.member ? pathInFile(entry.member, problem.path) : problem.path;
+    const placed: Problem = problem.file !== undefined ? problem : { file: entry.file, line: lineOf(entry.parsed, at), path: at, message: problem.message };
+    if (!entry.member) {
+      problems.push(placed);
+      return;
+    }
+    const key = JSON.stringify([placed.file, placed.line, placed.path, placed.message]);
+    const found = entry.member.file.found.get(key);
+    if (found) found.methods.push(entry.member.method);
+    else entry.member.file.found.set(key, { problem: placed, methods: [entry.member.method] });
+  };
   for (const kind of KINDS) {
     for (const name of definitionFiles(root, kind, problems)) {
       const relPath = `${kind.dir}/${name}`;
@@ -156,13 +183,23 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
         problems.push({ file, line: 1, path: '', message: parsed.value == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
         continue;
       }
-      const entry: Loaded = { kind, file, relPath, parsed, spec: parsed.value as Record<string, unknown>, problems: 0 };
-      const handler = readHandlerFile(root, entry);
-      if ('problem' in handler) {
-        problems.push({ file, line: lineOf(parsed, handler.path), path: handler.path, message: handler.problem });
-        entry.problems++;
+      const value = parsed.value as Record<string, unknown>;
+      const specs: Array<Pick<Loaded, 'spec' | 'member'>> = [];
+      if (kind.resourceFiles && isResourceFile(value)) {
+        const expanded = expandResource(value);
+        problems.push(...expanded.problems.map((problem) => ({ ...problem, file, line: lineOf(parsed, problem.path) })));
+        const shared: ResourceProblems = { methods: expanded.members.length, found: new Map() };
+        resourceFiles.push(shared);
+        specs.push(...expanded.members.map((member) => ({ spec: member.spec, member: { ...member, file: shared } })));
+      } else {
+        specs.push({ spec: value });
       }
-      loaded.push(entry);
+      for (const { spec, member } of specs) {
+        const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, ...(member ? { member } : {}) };
+        const handler = readHandlerFile(root, entry);
+        if ('problem' in handler) report(entry, { path: handler.path, message: handler.problem });
+        loaded.push(entry);
+      }
     }
   }
 
@@ -175,15 +212,15 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
       const field = entry.kind.codeFile?.field;
       if (handlerFile && field !== undefined && (problem.path === `${field}.code` || problem.path.startsWith(`${field}.code.`))) {
         // Code read from a handler file: a syntax error points into that file, anything else at the `file:` line.
-        if (problem.codeLine !== undefined) problems.push({ file: handlerFile.file, line: problem.codeLine, path: '', message: problem.message });
-        else problems.push({ file: entry.file, line: lineOf(entry.parsed, `${field}.file`), path: `${field}.file`, message: problem.message });
+        if (problem.codeLine !== undefined) report(entry, { file: handlerFile.file, line: problem.codeLine, path: '', message: problem.message });
+        else report(entry, { path: `${field}.file`, message: problem.message });
       } else {
-        problems.push({ file: entry.file, line: lineOf(entry.parsed, problem.path), path: problem.path, message: problem.message });
+        report(entry, { path: problem.path, message: problem.message });
       }
-      entry.problems++;
     },
   }));
   checkSpecs(entries);
+  for (const file of resourceFiles) problems.push(...resourceProblems(file));
 
   // By natural key, so the bundle does not depend on how files are named.
   loaded.sort((a, b) => compareKeys(keyOf(a.kind, a.spec), keyOf(b.kind, b.spec)));
@@ -191,11 +228,28 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     const key = keyOf(entry.kind, entry.spec);
     const fileKey = key === undefined ? undefined : projectFileKey(entry.kind.kind, key);
     if (fileKey !== undefined && !files.has(fileKey)) {
-      files.set(fileKey, { kind: entry.kind.kind, key: key as string, file: entry.file, relPath: entry.relPath, ...(entry.handlerFile ? { handlerFile: entry.handlerFile } : {}) });
+      files.set(fileKey, {
+        kind: entry.kind.kind,
+        key: key as string,
+        file: entry.file,
+        relPath: entry.relPath,
+        ...(entry.handlerFile ? { handlerFile: entry.handlerFile } : {}),
+        ...(entry.member ? { resource: { method: entry.member.method } } : {}),
+      });
     }
     if (entry.problems === 0) ((bundle as unknown as Record<string, object[]>)[entry.kind.bundleKey] as object[]).push(entry.spec);
   }
   return { bundle, problems: sortProblems(problems), files };
+}
+
+/**
+ * A shared field's problem is found once per method: it is reported once. One that only some of
+ * the methods have (a shared `allowedGroups` with one method's `accessType: public`) names them.
+ */
+function resourceProblems(file: ResourceProblems): Problem[] {
+  return [...file.found.values()].map(({ problem, methods }) =>
+    methods.length === file.methods || problem.path.startsWith('methods.') ? problem : { ...problem, message: `${problem.message} (in ${methods.join(', ')})` },
+  );
 }
 
 function compareKeys(a: string | undefined, b: string | undefined): number {

@@ -231,7 +231,11 @@ export class ProjectSync {
       }
       const spec = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
       if (!spec) continue;
-      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file' }));
+      const writing = (kindName: string, key: string): object | undefined => {
+        const other = kindOf(kindName);
+        return specsOf(current, other).find((candidate) => other.key(candidate) === key);
+      };
+      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file', writing }));
     }
     this.synced = current;
     this.syncedRevision = revision;

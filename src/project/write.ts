@@ -9,6 +9,7 @@ import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.
 import { hasPlaceholder, resolvePlaceholders, type ResolveOptions } from './placeholders.ts';
 import { readSchema, SCHEMAS_DIR } from './schema-files.ts';
 import { PARSE_OPTIONS } from './yaml-source.ts';
+import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
 
 /**
  * Write-back: definitions from the store (or a bundle) into the project directory.
@@ -23,6 +24,8 @@ import { PARSE_OPTIONS } from './yaml-source.ts';
  * - A string holding a placeholder is kept when it resolves to the value being written, so an
  *   export from the store does not replace `${env:TOKEN}` with the secret.
  * - A handler written as `handler.file` (a cron job's `action.file`) keeps its code in that .js file.
+ * - A definition from a resource file (several methods of one path, resource-file.ts) is folded
+ *   back into it by write-resource.ts; deleting one takes its method out of `methods`.
  * - The first line is `# yaml-language-server: $schema=...` (see schemaComment). An existing file
  *   keeps its own schema line, and gets one when it is rewritten without.
  */
@@ -31,6 +34,12 @@ export interface WriteOptions extends LoadOptions {
   files?: Map<string, ProjectFile>;
   /** Where the code of a definition with no file yet goes: `inline` (default) or `file` (`<name>.handler.js` beside it). */
   handlers?: 'inline' | 'file';
+  /**
+   * The definitions being written, by kind and natural key, when several are written in a row
+   * (writeProject, a sync write-back): the other methods of a resource file are folded in as
+   * they will be, not as the file still has them. Default: as the file has them.
+   */
+  writing?: (kind: KindName, key: string) => object | undefined;
   /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
   placeholders?: ResolveOptions;
 }
@@ -55,8 +64,8 @@ export interface WriteProjectResult {
  * Long lines are not folded (a folded line is a needless diff when a value changes); flow
  * collections are written `[cm, in]`, as people write them.
  */
-const TO_STRING = { lineWidth: 0, flowCollectionPadding: false } as const;
-const SCHEMA_LINE = /^#\s*yaml-language-server:\s*\$schema=\S*[^\S\n]*(?:\r?\n|$)/;
+export const TO_STRING = { lineWidth: 0, flowCollectionPadding: false } as const;
+export const SCHEMA_LINE = /^#\s*yaml-language-server:\s*\$schema=\S*[^\S\n]*(?:\r?\n|$)/;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const toPosix = (path: string): string => path.split(sep).join('/');
@@ -79,12 +88,12 @@ const realpathOr = (path: string): string => {
  * a clone. Anywhere else a relative path would name one machine's layout, so it is the schema's
  * `$id` URL (editors can map it to a local copy with their `yaml.schemas` setting).
  */
-export function schemaComment(dir: string, relPath: string, kind: Kind): string {
+export function schemaComment(dir: string, relPath: string, kind: Kind, schemaFile = kind.schemaFile): string {
   const root = realpathOr(resolve(dir));
   const pkg = realpathOr(dirname(SCHEMAS_DIR));
   const modules = pkg.indexOf(`${sep}node_modules${sep}`);
   const inRepo = isInside(pkg, root) || (modules >= 0 && isInside(pkg.slice(0, modules) || sep, root));
-  const target = inRepo ? toPosix(relative(dirname(join(root, relPath)), join(pkg, 'schemas', kind.schemaFile))) : String(readSchema(kind.schemaFile).$id);
+  const target = inRepo ? toPosix(relative(dirname(join(root, relPath)), join(pkg, 'schemas', schemaFile))) : String(readSchema(schemaFile).$id);
   return `# yaml-language-server: $schema=${target}`;
 }
 
@@ -95,6 +104,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   const files = options.files ?? loadProject(dir, options).files;
   const key = kind.key(spec);
   const existing = files.get(projectFileKey(kind.kind, key));
+  if (existing?.resource) return writeResourceMember(dir, kind, existing, spec, { ...options, files });
   const relPath = existing?.relPath ?? freeName(root, kind, spec, files);
   const value = { ...(spec as Record<string, unknown>) };
 
@@ -140,8 +150,13 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
   const entry = files.get(fileKey);
   if (!entry) return [];
   files.delete(fileKey);
-  rmSync(join(root, entry.relPath), { force: true });
-  const removed = [entry.relPath];
+  const removed: string[] = [];
+  if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method)) {
+    // Other methods remain in the file: only the method's own handler file may go.
+  } else {
+    rmSync(join(root, entry.relPath), { force: true });
+    removed.push(entry.relPath);
+  }
   const handler = entry.handlerFile?.relPath;
   if (handler && ![...files.values()].some((other) => other.handlerFile?.relPath === handler)) {
     rmSync(join(root, handler), { force: true });
@@ -175,14 +190,20 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
     if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files }));
   }
   for (const entry of wanted) {
-    const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files });
-    (written.changed ? result.written : result.unchanged).push(written.relPath);
+    const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing: (kind, key) => wanted.find((other) => other.kind.kind === kind && other.key === key)?.spec });
+    // A resource file holds several definitions: it is listed once, as written when any of them changed it.
+    if (written.changed) {
+      if (!result.written.includes(written.relPath)) result.written.push(written.relPath);
+      result.unchanged = result.unchanged.filter((relPath) => relPath !== written.relPath);
+    } else if (!result.written.includes(written.relPath) && !result.unchanged.includes(written.relPath)) {
+      result.unchanged.push(written.relPath);
+    }
   }
   return result;
 }
 
 /** A handler file named in a YAML file: relative to it, inside the project. */
-function handlerPath(root: string, relPath: string, ref: string): string {
+export function handlerPath(root: string, relPath: string, ref: string): string {
   const abs = resolve(root, dirname(relPath), ref);
   if (isAbsolute(ref) || !isInside(root, abs)) throw new Error(`handler.file ${ref} of ${relPath} must be a relative path inside the project directory`);
   return toPosix(relative(root, abs));
@@ -204,7 +225,7 @@ function freeName(root: string, kind: Kind, spec: object, files: Map<string, Pro
 }
 
 /** Returns whether the file changed. */
-function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined): boolean {
+export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined): boolean {
   const old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
   let text: string | undefined;
   if (old !== undefined) {
@@ -222,7 +243,7 @@ function writeYaml(abs: string, value: unknown, header: () => string, placeholde
   return writeIfDifferent(abs, text, old);
 }
 
-function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined): boolean {
+export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined): boolean {
   if (old === text) return false;
   mkdirSync(dirname(abs), { recursive: true });
   // A dotfile: the loader and the watcher ignore it while it exists.

@@ -9,6 +9,7 @@ import { missingPermissions, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
+import type { LoginLockout } from './login-lockout.ts';
 import type { Sessions } from './sessions.ts';
 
 export interface UserInput {
@@ -98,9 +99,11 @@ export class UsersService {
   private readonly sessions: Sessions;
   private readonly events: EventBus;
   private readonly audit: AuditLog;
+  private readonly lockout: LoginLockout;
 
-  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus; audit: AuditLog }) {
+  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus; audit: AuditLog; lockout: LoginLockout }) {
     this.audit = deps.audit;
+    this.lockout = deps.lockout;
     this.store = deps.store;
     this.groups = deps.groups;
     this.passwords = deps.passwords;
@@ -230,6 +233,17 @@ export class UsersService {
     const current = (await this.users.findById(user._id)) ?? updated;
     await this.events.emitDurable('user.updated', { id: updated._id, login: updated.login, user: { ...publicUser(current) } });
     return current;
+  }
+
+  /**
+   * Ends a lockout at once (the user need not wait lockoutMinutes). Unlocking a login that is not
+   * locked is no error: `wasLocked` says which it was.
+   */
+  async unlock(id: string, actor: CallerActor): Promise<{ user: UserDoc; wasLocked: boolean }> {
+    const user = await this.get(id);
+    const wasLocked = await this.lockout.unlock(loginKey(user.login));
+    await this.audit.change(actor, { action: 'user_unlocked', message: `User ${user.login} unlocked${wasLocked ? '' : ' (was not locked)'}`, source: 'users', statusCode: 200 });
+    return { user, wasLocked };
   }
 
   async delete(id: string, actor: CallerActor): Promise<UserDoc> {

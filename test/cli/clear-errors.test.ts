@@ -74,7 +74,7 @@ describe('clear errors', () => {
     const body = JSON.parse(result.stdout).body;
     expect(body.error).toBe('Invalid schema: schema.price.minimum must be a number');
     expect(body.details.map((detail: { field: string }) => detail.field)).toEqual(['schema.price.minimum', 'schema.category.ref', expect.stringMatching(/^networkAccess/), 'allowedGroupIds']);
-    expect(body.details[1]).toEqual({ field: 'schema.category.ref', message: 'must be a normalized path without :parameters' });
+    expect(body.details[1]).toEqual({ field: 'schema.category.ref', message: 'must be a normalized collection path without :parameters, such as /api/shop/categories' });
   });
 
   it('a missing project directory "does not exist"', async () => {

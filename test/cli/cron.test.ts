@@ -27,7 +27,7 @@ describe('dynctl cron', () => {
     const list = await cli.run(['cron', 'list']);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^NAME\s+SCHEDULE\s+TZ\s+ACTION\s+ENABLED\s+LAST RUN\s+STATUS\s+NEXT RUN$/m);
-    expect(list.stdout).toMatch(/^nightly-report\s+0 4 \* \* \*\s+Europe\/Berlin\s+javascript\s+yes\s+-\s+-\s+\d{4}-\d\d-\d\d \d\d:00:00$/m);
+    expect(list.stdout).toMatch(/^nightly-report\s+0 4 \* \* \*\s+Europe\/Berlin\s+javascript\s+yes\s+-\s+-\s+\d{4}-\d\d-\d\d \d\d:00:00 UTC$/m);
   });
 
   it('run NAME runs the job now and prints its output; runs NAME lists it', async () => {

@@ -72,7 +72,7 @@ describe('dates', () => {
 });
 
 describe('the README tour', () => {
-  it('step 3: a field added to categories-create.yaml is accepted by POST and shown by the list', async () => {
+  it('step 3: a field added to the shared schema of categories.yaml is accepted by POST and shown by the list', async () => {
     const dataDir = makeDataDir();
     const project = join(dataDir, 'project');
     cpSync(join(ROOT, 'project'), project, { recursive: true });
@@ -84,7 +84,7 @@ describe('the README tour', () => {
     expect(before.code).toBe(1);
     expect(before.stdout).toMatch(/^400 /);
 
-    appendFileSync(join(project, 'endpoints', 'categories-create.yaml'), '  slug:\n    type: string\n    maxLength: 60\n');
+    appendFileSync(join(project, 'endpoints', 'categories.yaml'), '  slug:\n    type: string\n    maxLength: 60\n');
     let after = await post();
     for (let tries = 0; after.code !== 0 && tries < 40; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 250));

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,9 +138,36 @@ describe('dynctl diff and apply', () => {
     expect((await cli.run(['diff', dir])).code).toBe(0);
   });
 
-  it('a deleted file is kept without --prune, refused with --prune and no terminal, deleted with --prune --yes', async () => {
+  it('a resource file is planned per method: a shared field shows under each method, a field of one method under it alone', async () => {
+    const file = join(dir, 'endpoints', 'categories.yaml');
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('    maxLength: 100\n', '    maxLength: 120\n').replace('    name: Create category\n', '    name: Create category\n    description: New categories\n'));
+
+    const diff = await cli.run(['diff', dir]);
+    expect(diff.code, diff.stderr).toBe(1);
+    expect(diff.stdout).toContain('~ endpoint GET /api/shop/categories\n    schema.name.maxLength: 100 → 120\n');
+    expect(diff.stdout).toContain('~ endpoint POST /api/shop/categories\n    description: "" → "New categories"\n    schema.name.maxLength: 100 → 120\n');
+    expect(diff.stdout).toMatch(/Plan: 0 to create, 2 to update, 0 to delete\./);
+
+    const apply = await cli.run(['apply', dir]);
+    expect(apply.code, apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/Applied: 0 created, 2 updated, 0 deleted/);
+    const response = await server.api('GET', '/api/endpoints?limit=100', { token: adminToken });
+    const categories = (response.body.data as Array<{ method: string; path: string; name: string; description: string }>).filter((e) => e.path === '/api/shop/categories');
+    expect(categories.map((e) => [e.method, e.name, e.description]).sort()).toEqual([
+      ['GET', 'List categories', 'Product categories, readable by anyone'],
+      ['POST', 'Create category', 'New categories'],
+    ]);
+    expect((await cli.run(['diff', dir])).code).toBe(0);
+  });
+
+  it('a deleted definition is kept without --prune, refused with --prune and no terminal, deleted with --prune --yes', async () => {
     const before = await endpointKeys(server, adminToken);
-    rmSync(join(dir, 'endpoints', 'categories-create.yaml'));
+    // POST leaves the methods of the resource file categories.yaml; GET stays.
+    const categories = join(dir, 'endpoints', 'categories.yaml');
+    const text = readFileSync(categories, 'utf8');
+    writeFileSync(categories, text.replace(/^ {2}POST:\n(?: {4}.*\n)+/m, ''));
+    expect(readFileSync(categories, 'utf8')).not.toContain('  POST:');
 
     const kept = await cli.run(['apply', dir]);
     expect(kept.code, kept.stderr).toBe(0);
@@ -292,7 +319,7 @@ describe('credentials and the server', () => {
   });
 
   it('never touches the sample project', () => {
-    expect(existsSync(join(SAMPLE, 'endpoints', 'categories-create.yaml'))).toBe(true);
+    expect(readFileSync(join(SAMPLE, 'endpoints', 'categories.yaml'), 'utf8')).toContain('  POST:\n');
     expect(readFileSync(join(SAMPLE, 'endpoints', 'products-create.yaml'), 'utf8')).toContain('Add a product (signed-in users)');
   });
 });

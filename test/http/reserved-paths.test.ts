@@ -64,7 +64,7 @@ describe('the spec\'s paths are reserved', () => {
   it.each(clashes)('a definition on $path is a 400 naming $clash', async ({ path, clash }) => {
     const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Taken', path, method: 'GET', accessType: 'public', schema: [] } });
     expect(res.status, res.text).toBe(400);
-    expect(res.body.details).toEqual([{ field: 'path', message: `would shadow ${clash}` }]);
+    expect(res.body.details).toEqual([{ field: 'path', message: `would shadow ${clash}, which the service serves itself` }]);
     const list = await t.api('GET', '/api/endpoints?limit=200', { token: admin });
     expect(list.body.data.map((e: { path: string }) => e.path)).not.toContain(path);
   });

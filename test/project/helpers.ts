@@ -39,6 +39,8 @@ export function snapshot(dir: string): Record<string, string> {
   const walk = (rel: string): void => {
     for (const name of readdirSync(join(dir, rel)).sort()) {
       const path = rel ? `${rel}/${name}` : name;
+      // The writer's temp files (renamed into place a moment later) are not part of the project.
+      if (name.startsWith('.') && name.endsWith('.tmp')) continue;
       if (statSync(join(dir, path)).isDirectory()) walk(path);
       else out[path] = readFileSync(join(dir, path), 'utf8');
     }

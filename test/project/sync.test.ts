@@ -301,7 +301,8 @@ describe('watcher: file changes are applied', () => {
   it('invalid YAML changes nothing: the last good state keeps serving and the status names the file and line', async () => {
     const since = await lastAt(t);
     // A good change in one file and a broken one in another: the directory is applied as a whole or not at all.
-    writeFileSync(file('categories-list.yaml'), read(dir, 'endpoints/categories-list.yaml').replace('accessType: public', 'accessType: authenticated'));
+    // The GET of the resource file categories.yaml sets its own accessType.
+    writeFileSync(file('categories.yaml'), read(dir, 'endpoints/categories.yaml').replace('accessType: public', 'accessType: authenticated'));
     writeFileSync(file('products-list.yaml'), read(dir, 'endpoints/products-list.yaml').replace('method: GET\n', 'method: GET\ndescription: [not closed\n'));
     const status = await nextReconcile(t, since);
     expect(status.lastReconcile).toMatchObject({ ok: false, summary: { create: 0, update: 0, delete: 0 } });
@@ -564,6 +565,23 @@ describe('write-back: API changes are written to the directory', () => {
     await expectNoReloadLoop();
   });
 
+  it('an API change to one method of a resource file keeps one file: the method sets the field itself; deleted, it leaves the methods list', async () => {
+    const rel = 'endpoints/categories.yaml';
+    const original = read(dir, rel);
+    const post = await endpointAt(t, '/api/shop/categories', 'POST');
+    await call(t, 'PUT', `/api/endpoints/${post._id}`, { description: 'New categories' });
+    await waitFor('the description written back', () => read(dir, rel).includes('New categories'));
+    expect(read(dir, rel)).toBe(original.replace('    name: Create category\n', '    name: Create category\n    description: New categories\n'));
+    expect(readdirSync(join(dir, 'endpoints')).filter((name) => name.startsWith('categories'))).toEqual(['categories.yaml']);
+    await expectNoReloadLoop();
+
+    await call(t, 'DELETE', `/api/endpoints/${post._id}`);
+    await waitFor('POST left the methods', () => !read(dir, rel).includes('  POST:'));
+    expect(read(dir, rel)).toBe(original.replace(/^ {2}POST:\n(?: {4}.*\n)+/m, ''));
+    expect(await served(t, '/api/shop/categories')).toBe(200);
+    await expectNoReloadLoop();
+  });
+
   it('renaming a hand-written group rewrites only the group line of each endpoint file naming it', async () => {
     const before = snapshot(dir);
     const shop = (await call(t, 'GET', '/api/endpoints/groups')).find((g: any) => g.name === 'Shop');
@@ -571,7 +589,7 @@ describe('write-back: API changes are written to the directory', () => {
     await waitForFile('groups/store.yaml');
     await waitForFile('groups/shop.yaml', false);
     const endpointFiles = Object.keys(before).filter((rel) => rel.startsWith('endpoints/') && rel.endsWith('.yaml'));
-    expect(endpointFiles.length).toBe(6);
+    expect(endpointFiles.length).toBe(5);
     await waitFor('every endpoint file names Store', () => endpointFiles.every((rel) => read(dir, rel).includes('group: Store\n')));
     for (const rel of endpointFiles) expect(read(dir, rel)).toBe((before[rel] as string).replace('group: Shop\n', 'group: Store\n'));
     expect(read(dir, 'groups/store.yaml')).toContain('name: Store\n');

@@ -1,5 +1,5 @@
 import type { Services } from '../container.ts';
-import { loginKey, publicUser } from '../../services/users.ts';
+import { publicUser } from '../../services/users.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { listQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
@@ -31,9 +31,7 @@ export function userRoutes(router: ApiRouter, services: Services): void {
   // Ends a lockout at once (the user need not wait lockoutMinutes); unlocking a login that is
   // not locked is not an error (`wasLocked: false`).
   router.post('/users/:id/unlock', write, async (ctx) => {
-    const user = await services.users.get(ctx.params.id as string);
-    const wasLocked = await services.lockout.unlock(loginKey(user.login));
-    await services.audit.change(requireActor(ctx), { action: 'user_unlocked', message: `User ${user.login} unlocked${wasLocked ? '' : ' (was not locked)'}`, source: 'users', statusCode: 200 });
+    const { user, wasLocked } = await services.users.unlock(ctx.params.id as string, requireActor(ctx));
     ok(ctx, { ...publicUser(user), wasLocked });
   });
 

@@ -8,6 +8,7 @@ import type { EndpointSpec } from '../bundle.ts';
 import { compactEndpoint } from '../compact.ts';
 import { compareText, normalizeEndpoint, type NormalEndpoint } from '../normalize.ts';
 import type { Problem } from '../problem.ts';
+import { withStoredSchemas } from '../schema-form.ts';
 import { allUserGroups } from '../services.ts';
 import { checkGroupAccess, checkHandler, checkNetworkAccess, checkPath, checkSchema, isWritten } from './checks.ts';
 import { groupKey } from './endpoint-group.ts';
@@ -29,10 +30,13 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   keyFields: ['method', 'path'],
   checkedByCode: ['schema'],
   codeFile: { field: 'handler', suffix: '.handler.js' },
+  // `methods: [GET, POST]`: one file, one definition per method (resource-file.ts).
+  resourceFiles: true,
   // The server stores normalized paths: `shop/items/` and `/shop/items` are one endpoint.
   key: (spec) => endpointKey({ method: spec.method, path: normalizePath(spec.path) }),
   // `/api/shop/products` POST → shop-products-post.yaml: files sort by path.
   fileName: (spec) => `${slugOf(normalizePath(spec.path).replace(/^\/api(?=\/.)/, ''), 'root')}-${spec.method.toLowerCase()}.yaml`,
+  resolve: (services, specs) => withStoredSchemas(services, specs),
   check(spec, report) {
     if (isWritten(spec.path)) checkPath(spec.path, report);
     if (spec.schema !== undefined) checkSchema(spec.schema, report);

@@ -72,6 +72,8 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
    * (`<yaml name><suffix>`).
    */
   readonly codeFile?: { readonly field: string; readonly suffix: string };
+  /** Whether a file may define several of this kind's definitions at once (resource-file.ts: `methods:`). */
+  readonly resourceFiles?: boolean;
   /** Top-level fields whose JSON Schema errors `check` reports instead, in the API's own words. */
   readonly checkedByCode?: readonly string[];
   /** The natural key: what identifies the definition across files, bundles and the store. */
@@ -96,6 +98,11 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   read(services: ProjectServices): Promise<N[]>;
   /** Store ids of the definitions a project manages, by natural key. */
   ids(services: ProjectServices): Promise<Map<string, string>>;
+  /**
+   * What this server must look up before the diff, on the desired specs as written (an endpoint
+   * schema's refEndpointIds become paths); problems are relative to the spec (`schema.x.refEndpointId`).
+   */
+  resolve?(services: ProjectServices, specs: readonly S[]): Promise<{ specs: S[]; problems: Array<{ index: number; path: string; message: string }> }>;
   /** Rules that need the store: what they need is read once, then each desired definition is checked (paths relative to it). */
   storeRules?(services: ProjectServices): Promise<(spec: N) => Problem[]>;
   create(context: ApplyContext, spec: N): Promise<string>;

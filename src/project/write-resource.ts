@@ -1,0 +1,132 @@
+// Write-back into resource files (resource-file.ts): a method changed through the API is folded
+// back into its file — shared fields stay shared while the methods agree, a field one method no
+// longer shares becomes that method's own (`methods: {POST: {accessType: group}}`) — and a method
+// deleted through the API leaves the `methods` list. The file stays one file.
+import { readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { loadProject, type ProjectFile } from './files.ts';
+import { orderKeys } from './key-order.ts';
+import type { Kind } from './kinds/index.ts';
+import type { NormalEndpoint } from './normalize.ts';
+import { resolvePlaceholders } from './placeholders.ts';
+import { expandResource, foldResource } from './resource-file.ts';
+import { readSchema } from './schema-files.ts';
+import { handlerPath, schemaComment, SCHEMA_LINE, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './write.ts';
+import { PARSE_OPTIONS, parseYaml } from './yaml-source.ts';
+
+const RESOURCE_SCHEMA = 'resource.schema.json';
+
+type Raw = Record<string, unknown>;
+const isPlainObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Writes one method's definition into the resource file that holds it. */
+export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFile, spec: object, options: WriteOptions & { files: Map<string, ProjectFile> }): WriteResult {
+  const root = resolve(dir);
+  const abs = join(root, existing.relPath);
+  const parsed = parseYaml(readFileSync(abs, 'utf8').replace(/^\uFEFF/, ''));
+  const expanded = isPlainObject(parsed.value) ? expandResource(parsed.value) : undefined;
+  if (!isPlainObject(parsed.value) || !expanded || expanded.problems.length > 0) throw new Error(`${existing.relPath} cannot be read as a resource file; fix it before its methods are written back`);
+  const raw = parsed.value;
+  const method = (spec as { method: string }).method;
+  const members = expanded.members;
+  // The methods as the file has them, handler files read: what the file's shared values mean.
+  const before = new Map<string, NormalEndpoint>();
+  for (const member of members) before.set(member.method, kind.normalize(withHandlerCode(root, existing.relPath, member.spec)) as NormalEndpoint);
+  const changed = keepPlaceholders(kind.normalize(spec) as NormalEndpoint, before.get(method), options);
+  const after = members
+    .map((member) => {
+      if (member.method === method) return changed;
+      const writing = options.writing?.(kind.kind, kind.key(member.spec));
+      return writing ? keepPlaceholders(kind.normalize(writing) as NormalEndpoint, before.get(member.method), options) : before.get(member.method);
+    })
+    .filter((value) => value !== undefined);
+  const folded = foldResource(raw, before, after);
+
+  const stem = basename(existing.relPath).replace(/\.ya?ml$/, '');
+  const places: Array<{ value: Raw; old: unknown; suffix: string }> = [{ value: folded, old: raw.handler, suffix: '' }];
+  if (isPlainObject(folded.methods)) {
+    for (const [name, overrides] of Object.entries(folded.methods)) {
+      const old = isPlainObject(raw.methods) && isPlainObject(raw.methods[name]) ? raw.methods[name].handler : undefined;
+      places.push({ value: overrides as Raw, old, suffix: `-${name.toLowerCase()}` });
+    }
+  }
+  let codeChanged = false;
+  for (const place of places) codeChanged = handlerToFile(root, existing.relPath, place, stem, options) || codeChanged;
+
+  const schema = readSchema(kind.schemaFile);
+  const { methods, ...shared } = folded;
+  const ordered = Object.entries(orderKeys(shared, schema, schema) as Raw);
+  const at = ordered.findIndex(([key]) => key === 'path') + 1;
+  ordered.splice(at, 0, ['methods', isPlainObject(methods) ? Object.fromEntries(Object.entries(methods).map(([name, overrides]) => [name, orderKeys(overrides, schema, schema)])) : methods]);
+  const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders);
+
+  // Handler files may have moved between the shared field and a method's own: read the file's entries anew.
+  for (const [key, entry] of loadProject(dir, options).files) if (entry.relPath === existing.relPath) options.files.set(key, entry);
+  return { file: join(dir, existing.relPath), relPath: existing.relPath, changed: yamlChanged || codeChanged };
+}
+
+/**
+ * Takes a method out of its resource file. Returns false when it was the last one: the caller
+ * deletes the file.
+ */
+export function removeResourceMethod(abs: string, method: string): boolean {
+  const old = readFileSync(abs, 'utf8');
+  const schemaLine = SCHEMA_LINE.exec(old)?.[0] ?? '';
+  const doc = parseDocument(old.slice(schemaLine.length), PARSE_OPTIONS);
+  if (doc.errors.length > 0 || !isMap(doc.contents)) throw new Error(`${abs} cannot be read as a resource file; ${method} was not taken out of it`);
+  const methods = doc.contents.get('methods', true);
+  let left = 0;
+  if (isSeq(methods)) {
+    methods.items = methods.items.filter((item) => !(isScalar(item) && item.value === method));
+    left = methods.items.length;
+  } else if (isMap(methods)) {
+    methods.items = methods.items.filter((pair) => !(isScalar(pair.key) && pair.key.value === method));
+    left = methods.items.length;
+  }
+  if (left === 0) return false;
+  writeIfDifferent(abs, `${schemaLine}${doc.toString(TO_STRING)}`, old);
+  return true;
+}
+
+/** `handler: {enabled, file}` → `{enabled, code}` with the file's text (an unreadable file: no code). */
+function withHandlerCode(root: string, relPath: string, spec: Raw): Raw {
+  const handler = spec.handler;
+  if (!isPlainObject(handler) || typeof handler.file !== 'string') return spec;
+  const { file, ...rest } = handler;
+  let code = '';
+  try {
+    code = readFileSync(join(root, handlerPath(root, relPath, file)), 'utf8');
+  } catch {
+    // Left to the loader, which reports it.
+  }
+  return { ...spec, handler: { ...rest, code } };
+}
+
+/** A value from the store equal to what a placeholder in the file resolves to keeps the placeholder. */
+function keepPlaceholders(spec: NormalEndpoint, before: NormalEndpoint | undefined, options: WriteOptions): NormalEndpoint {
+  if (!before) return spec;
+  const out = { ...spec } as Raw;
+  for (const [field, value] of Object.entries(before)) {
+    const resolved = resolvePlaceholders(value, options.placeholders);
+    if (resolved.ok && !isDeepStrictEqual(value, out[field]) && isDeepStrictEqual(resolved.value, out[field])) out[field] = value;
+  }
+  return out as unknown as NormalEndpoint;
+}
+
+/**
+ * A handler where the file had one in a .js file keeps it there (the new code written into it);
+ * a new one goes to `<file>[-<method>].handler.js` when handlers are kept in files. Returns whether
+ * a handler file changed.
+ */
+function handlerToFile(root: string, relPath: string, place: { value: Raw; old: unknown; suffix: string }, stem: string, options: WriteOptions): boolean {
+  const handler = place.value.handler;
+  if (!isPlainObject(handler) || typeof handler.code !== 'string') return false;
+  const oldRef = isPlainObject(place.old) && typeof place.old.file === 'string' ? place.old.file : undefined;
+  const ref = oldRef ?? (options.handlers === 'file' && handler.code !== '' ? `./${stem}${place.suffix}.handler.js` : undefined);
+  if (ref === undefined) return false;
+  const { code, ...rest } = handler;
+  place.value.handler = { ...rest, file: ref };
+  return writeIfDifferent(join(root, handlerPath(root, relPath, ref)), code as string);
+}
