@@ -138,6 +138,26 @@ describe('dynctl diff and apply', () => {
     expect((await cli.run(['diff', dir])).code).toBe(0);
   });
 
+  it('a cron job edited in its files shows as ~ cronJob <name>, its code from the .js file too, and apply updates it', async () => {
+    const yaml = join(dir, 'cron', 'heartbeat.yaml');
+    writeFileSync(yaml, readFileSync(yaml, 'utf8').replace('schedule: 0 * * * *', 'schedule: 30 * * * *'));
+    const code = join(dir, 'cron', 'heartbeat.js');
+    writeFileSync(code, readFileSync(code, 'utf8').replace('return { ok: true, at: now };', 'return { ok: true, at: now, beat: 2 };'));
+
+    const diff = await cli.run(['diff', dir]);
+    expect(diff.code).toBe(1);
+    expect(diff.stdout).toContain('~ cronJob heartbeat\n');
+    expect(diff.stdout).toContain('    schedule: "0 * * * *" → "30 * * * *"\n');
+    expect(diff.stdout).toMatch(/^ {4}action\.code: /m);
+
+    const apply = await cli.run(['apply', dir]);
+    expect(apply.code, apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/Applied: 0 created, 1 updated, 0 deleted/);
+    const job = await server.api('GET', '/api/cron/heartbeat', { token: adminToken });
+    expect(job.body.data).toMatchObject({ schedule: '30 * * * *', enabled: false });
+    expect(job.body.data.action.code).toContain('beat: 2');
+  });
+
   it('a resource file is planned per method: a shared field shows under each method, a field of one method under it alone', async () => {
     const file = join(dir, 'endpoints', 'categories.yaml');
     const text = readFileSync(file, 'utf8');
