@@ -114,6 +114,9 @@ describe('cron jobs through POST /api/project/plan and /apply', () => {
     expect((await t.api('GET', '/api/cron/as-admin', { token: await t.adminToken() })).status).toBe(404);
     await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-self', { runAs: manager.login })] }, manager.token);
     expect((await call(t, 'GET', '/api/cron/as-self')).runAs).toBe(manager.login);
+    // Who applied it is on record.
+    const logs = await call(t, 'GET', '/api/dashboard/logs?action=cron_job_created&search=as-self');
+    expect(logs[0]).toMatchObject({ userId: manager.userId });
     // The admin holds every permission: may set any runAs.
     await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-admin', { runAs: 'admin' })] });
   });
