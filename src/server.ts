@@ -38,7 +38,7 @@ import { ProjectStatus } from './project/status.ts';
 import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
 import type { Store } from './store/types.ts';
-import { CronJobsService } from './services/cron-jobs.ts';
+import { CRON_REVISION, CronJobsService } from './services/cron-jobs.ts';
 import { CronRunsService } from './services/cron-runs.ts';
 import { checkCronAction } from './automation/cron/actions/index.ts';
 import { CronJobRunner } from './automation/cron/job-runner.ts';
@@ -47,7 +47,7 @@ import { outboundPolicyFor } from './automation/outbound-policy.ts';
 import { WebhookDispatcher } from './automation/webhooks/dispatcher.ts';
 import { WebhookDeliveriesService } from './services/webhook-deliveries.ts';
 import { WebhookOutbox } from './services/webhook-outbox.ts';
-import { WebhooksService } from './services/webhooks.ts';
+import { WEBHOOK_REVISION, WebhooksService } from './services/webhooks.ts';
 
 /** The composition root: store → services → http. Everything it opens, `close()` closes. */
 export interface RunningServer {
@@ -123,8 +123,9 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
   await outbox.load();
-  // Files win at startup; an empty project directory is filled from the store instead.
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: () => revisions.current('endpoints') }) : null;
+  // Files win at startup; an empty project directory is filled from the store instead. Write-back
+  // watches the revisions of every kind's store (each only grows, so their sum changes with any).
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
   try {
     await projectSync?.start();
   } catch (error) {

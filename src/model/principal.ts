@@ -17,6 +17,6 @@ export function missingPermissions(principal: Principal, wanted: readonly string
   return [...new Set(wanted.filter((p) => !principal.permissions.has(p as Permission)))];
 }
 
-export function principalUserId(principal: Principal | undefined): string | null {
+export function principalUserId(principal: Principal | null | undefined): string | null {
   return principal?.kind === 'user' ? principal.userId : null;
 }

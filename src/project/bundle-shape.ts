@@ -31,13 +31,16 @@ export function checkBundleShape(input: unknown): Bundle {
 
 /** Handler files are read by the project loader; a bundle sent over HTTP carries the code itself. */
 export function handlerFileProblems(bundle: Bundle): Problem[] {
-  return KINDS.flatMap((kind) =>
-    specsOf(bundle, kind).flatMap((spec: { handler?: { file?: unknown; code?: unknown } } | null, index) =>
-      spec?.handler?.file !== undefined && spec.handler.code === undefined
-        ? [{ path: `${kind.bundleKey}[${index}].handler.file`, message: 'is read by the project loader; send the code inline as handler.code' }]
-        : [],
-    ),
-  );
+  return KINDS.flatMap((kind) => {
+    const field = kind.codeFile?.field;
+    if (field === undefined) return [];
+    return specsOf(bundle, kind).flatMap((spec, index) => {
+      const holder = (spec as Record<string, { file?: unknown; code?: unknown } | undefined> | null)?.[field];
+      return holder?.file !== undefined && holder.code === undefined
+        ? [{ path: `${kind.bundleKey}[${index}].${field}.file`, message: `is read by the project loader; send the code inline as ${field}.code` }]
+        : [];
+    });
+  });
 }
 
 /** True when applying this bundle with prune would delete every definition. */

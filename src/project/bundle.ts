@@ -6,6 +6,8 @@
 // |----------|---------------------------------------|----------------------------------------|------------------------------------|
 // | group    | name, case-insensitive (`groupKey`)   | groups/<slug of name>.yaml             | schemas/endpoint-group.schema.json |
 // | endpoint | `METHOD path`, path normalized        | endpoints/<slug of path>-<method>.yaml | schemas/endpoint.schema.json       |
+// | cronJob  | name, case-insensitive (`cronJobKey`) | cron/<slug of name>.yaml               | schemas/cron-job.schema.json       |
+// | webhook  | name, case-insensitive (`webhookKey`) | webhooks/<slug of name>.yaml           | schemas/webhook.schema.json        |
 //
 // A file's name only matters when it is created: definitions are found by key, whatever file
 // holds them (any `*.yaml`/`*.yml` in the kind's directory, one definition per file).

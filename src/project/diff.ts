@@ -77,7 +77,12 @@ function changedFields(kind: Kind, from: object, to: object): FieldChange[] {
     const a = (from as Record<string, unknown>)[field.name];
     const b = (to as Record<string, unknown>)[field.name];
     const compare = field.compare ?? ((value: unknown) => value);
-    if (canonicalJson(compare(a)) !== canonicalJson(compare(b))) changes.push({ field: field.name, from: a, to: b });
+    if (field.writeOnly && b === undefined) continue;
+    if (canonicalJson(compare(a)) === canonicalJson(compare(b))) continue;
+    changes.push(field.writeOnly ? { field: field.name, from: hidden(a), to: hidden(b) } : { field: field.name, from: a, to: b });
   }
   return changes;
 }
+
+/** A write-only value as a plan shows it: whether there is one, never what it is. */
+const hidden = (value: unknown): string | null => (value === null || value === undefined ? null : '(secret)');

@@ -2,7 +2,8 @@ import { toPlain } from '../services/settings.ts';
 import type { Bundle } from './bundle.ts';
 import { exportData } from './data.ts';
 import { restorePlaceholders } from './placeholder-memory.ts';
-import { KINDS } from './kinds/index.ts';
+import { KINDS, specsOf } from './kinds/index.ts';
+import { hasPlaceholder } from './placeholders.ts';
 import type { ProjectServices } from './services.ts';
 
 /**
@@ -25,8 +26,25 @@ export async function exportBundle(services: ProjectServices, options: ExportOpt
   const bundle: Record<string, unknown> = {};
   for (const kind of KINDS) bundle[kind.bundleKey] = await kind.read(services);
   const out = bundle as Bundle;
-  if (!options.storedValues) await restorePlaceholders(services.store, out);
+  if (!options.storedValues) {
+    await restorePlaceholders(services.store, out);
+    hideWriteOnly(out);
+  }
   if (options.data) out.data = await exportData(services);
   if (options.settings) out.settings = { ...toPlain(await services.settings.get()) };
   return out;
+}
+
+/** Write-only fields (a webhook's secret) leave the store only as the placeholder they were applied from. */
+function hideWriteOnly(bundle: Bundle): void {
+  for (const kind of KINDS) {
+    const hidden = kind.fields.filter((field) => field.writeOnly).map((field) => field.name);
+    if (hidden.length === 0) continue;
+    for (const spec of specsOf(bundle, kind) as Array<Record<string, unknown>>) {
+      for (const name of hidden) {
+        const value = spec[name];
+        if (value !== null && !(typeof value === 'string' && hasPlaceholder(value))) delete spec[name];
+      }
+    }
+  }
 }

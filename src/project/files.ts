@@ -12,7 +12,7 @@ export { formatProblem, type Problem };
 /**
  * Reads a project directory into a Bundle. Layout: one definition per file (a kind with
  * `resourceFiles` may define several in one: resource-file.ts expands them here), in each kind's
- * directory (`groups/*.yaml`, `endpoints/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
+ * directory (`groups/*.yaml`, `endpoints/*.yaml`, `cron/*.yaml`, `webhooks/*.yaml`; `.yml` too); anything else is ignored — other files and directories,
  * dotfiles and editor leftovers (`.orders.yaml.swp`, `orders.yaml~`, `.#orders.yaml`,
  * `#orders.yaml#`), and the writer's own temp files (dotfiles).
  *
@@ -22,7 +22,7 @@ export { formatProblem, type Problem };
  * |----------------------------------------|------------------------------------------------|
  * | a file, a kind directory, a handler    | must resolve (realpath) inside the project dir |
  * | a YAML or handler file                 | a regular file of at most maxFileBytes (256 KB)|
- * | `handler.file`                         | relative to its YAML file, read into `code`    |
+ * | `handler.file`, cron `action.file`     | relative to its YAML file, read into `code`    |
  *
  * Synchronous on purpose: a project is a few hundred small files at most (each bounded), and
  * one call gives a consistent snapshot for validate, the watcher and write-back alike.
@@ -197,7 +197,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
       for (const { spec, member } of specs) {
         const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, ...(member ? { member } : {}) };
         const handler = readHandlerFile(root, entry);
-        if ('problem' in handler) report(entry, { path: 'handler.file', message: handler.problem });
+        if ('problem' in handler) report(entry, { path: handler.path, message: handler.problem });
         loaded.push(entry);
       }
     }
@@ -209,10 +209,11 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     where: entry.file,
     report(problem) {
       const handlerFile = entry.handlerFile;
-      if (handlerFile && /^handler\.code(\.|$)/.test(problem.path)) {
+      const field = entry.kind.codeFile?.field;
+      if (handlerFile && field !== undefined && (problem.path === `${field}.code` || problem.path.startsWith(`${field}.code.`))) {
         // Code read from a handler file: a syntax error points into that file, anything else at the `file:` line.
         if (problem.codeLine !== undefined) report(entry, { file: handlerFile.file, line: problem.codeLine, path: '', message: problem.message });
-        else report(entry, { path: 'handler.file', message: problem.message });
+        else report(entry, { path: `${field}.file`, message: problem.message });
       } else {
         report(entry, { path: problem.path, message: problem.message });
       }
@@ -259,21 +260,23 @@ function compareKeys(a: string | undefined, b: string | undefined): number {
 }
 
 /**
- * `handler: {enabled, file}` → `handler: {enabled, code}` with the file's text, the file
- * remembered for write-back. Anything else (inline code, both keys, no handler) is left to the
- * schema.
+ * `handler: {enabled, file}` → `handler: {enabled, code}` with the file's text (for a cron job
+ * `action: {type, file}`: the kind's `codeFile.field`), the file remembered for write-back.
+ * Anything else (inline code, both keys, no handler) is left to the schema.
  */
-function readHandlerFile(root: Root, entry: Loaded): { ok: true } | { problem: string } {
-  const handler = entry.spec.handler;
-  if (typeof handler !== 'object' || handler === null || Array.isArray(handler)) return { ok: true };
+function readHandlerFile(root: Root, entry: Loaded): { ok: true } | { problem: string; path: string } {
+  const field = entry.kind.codeFile?.field;
+  const handler = field === undefined ? undefined : entry.spec[field];
+  if (field === undefined || typeof handler !== 'object' || handler === null || Array.isArray(handler)) return { ok: true };
+  const path = `${field}.file`;
   const { file: ref, ...rest } = handler as Record<string, unknown>;
   if (typeof ref !== 'string' || rest.code !== undefined) return { ok: true };
-  if (isAbsolute(ref)) return { problem: 'must be a path relative to this YAML file' };
+  if (isAbsolute(ref)) return { problem: 'must be a path relative to this YAML file', path };
   const abs = resolve(root.abs, dirname(entry.relPath), ref);
-  if (!isInside(root.abs, abs)) return { problem: `names ${ref}, which is outside the project directory` };
+  if (!isInside(root.abs, abs)) return { problem: `names ${ref}, which is outside the project directory`, path };
   const read = readInside(root, abs);
-  if ('problem' in read) return { problem: `names ${ref}, which ${read.problem}` };
-  entry.spec = { ...entry.spec, handler: { ...rest, code: read.text } };
+  if ('problem' in read) return { problem: `names ${ref}, which ${read.problem}`, path };
+  entry.spec = { ...entry.spec, [field]: { ...rest, code: read.text } };
   entry.handlerFile = { ref, file: join(root.dir, relative(root.abs, abs)), relPath: toPosix(relative(root.abs, abs)) };
   return { ok: true };
 }

@@ -20,10 +20,11 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * |--------------------------------|---------------|-------------------------------------------------------|
  * | start, directory has files     | files → store | load, validate, apply with prune (files win)           |
  * | start, directory empty/missing | store → files | the store's definitions are written as files           |
+ * | start, a kind's dir missing    | store → files | that kind's definitions are written first (adopted)   |
  * | a file is added/changed/removed| files → store | debounced reconcile: load, validate, apply with prune  |
  * | the store's definitions change | store → files | the changed definitions' files are written / removed   |
  *
- * Store changes are noticed through the `endpoints` revision, which every instance bumps, so a
+ * Store changes are noticed through the store revisions (`endpoints`, `cronjobs`, `webhooks`), which every instance bumps, so a
  * change made through the API of *any* instance on this store is written back by the one that
  * watches. What was last in step is kept (`synced`); a write-back writes the difference between it
  * and the store. A directory with problems changes nothing: the last good state keeps serving, the
@@ -36,7 +37,7 @@ export interface ProjectSyncOptions {
   dir: string;
   services: ProjectServices;
   status: ProjectStatus;
-  /** The store's `endpoints` revision (changes whenever any instance changes a definition). */
+  /** The store's revision of the project kinds (changes whenever any instance changes a definition). */
   storeRevision: () => Promise<number>;
   /** Debounce of file events before a reconcile. */
   debounceMs?: number;
@@ -84,6 +85,7 @@ export class ProjectSync {
       this.syncedRevision = revision;
       services.logger.info(`project: ${this.dir} was empty; wrote ${kindList((kind) => `${specsOf(bundle, kind).length} ${kind.bundleKey}`)} from the store`);
     } else {
+      await this.adoptNewKinds();
       await this.reconcile();
     }
     this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
@@ -100,6 +102,25 @@ export class ProjectSync {
     });
     await new Promise<void>((ready) => this.watcher?.once('ready', () => ready()));
     status.update({ watching: true });
+  }
+
+  /**
+   * A kind whose directory the project does not have yet (a directory from before cron jobs were
+   * project definitions) would have all its definitions deleted by the prune of the first
+   * reconcile: they are written to files first, so the store's jobs become part of the project.
+   */
+  private async adoptNewKinds(): Promise<void> {
+    const missing = KINDS.filter((kind) => !existsSync(join(this.dir, kind.dir)));
+    if (missing.length === 0) return;
+    const bundle = await exportBundle(this.options.services);
+    for (const kind of missing) {
+      const specs = specsOf(bundle, kind);
+      if (specs.length === 0) continue;
+      this.remember(() => {
+        for (const spec of specs) writeSpec(this.dir, kind.kind, kind.compact(spec), { handlers: 'file' });
+      });
+      this.options.services.logger.info(`project: ${this.dir} had no ${kind.dir}/ directory; wrote the store's ${specs.length} ${kind.bundleKey} there`);
+    }
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,7 @@ import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
  *   whose content is already equal (in any key order) is not touched at all.
  * - A string holding a placeholder is kept when it resolves to the value being written, so an
  *   export from the store does not replace `${env:TOKEN}` with the secret.
- * - A handler written as `handler.file` keeps its code in that .js file.
+ * - A handler written as `handler.file` (a cron job's `action.file`) keeps its code in that .js file.
  * - A definition from a resource file (several methods of one path, resource-file.ts) is folded
  *   back into it by write-resource.ts; deleting one takes its method out of `methods`.
  * - The first line is `# yaml-language-server: $schema=...` (see schemaComment). An existing file
@@ -109,14 +109,19 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   const value = { ...(spec as Record<string, unknown>) };
 
   let handlerFile: { relPath: string; code: unknown } | undefined;
-  if (isPlainObject(value.handler)) {
-    const { code, file, ...rest } = value.handler;
+  const codeField = kind.codeFile?.field;
+  const codeHolder = codeField === undefined ? undefined : value[codeField];
+  if (codeField !== undefined && isPlainObject(codeHolder)) {
+    const { code, file, ...rest } = codeHolder;
+    // Only code goes to a file (a cron job's http action has none, even if it once had a file).
     const ref =
       typeof file === 'string'
         ? file
-        : (existing?.handlerFile?.ref ?? (options.handlers === 'file' && typeof code === 'string' && code !== '' ? `./${basename(relPath).replace(/\.ya?ml$/, '')}.handler.js` : undefined));
+        : typeof code !== 'string'
+          ? undefined
+          : (existing?.handlerFile?.ref ?? (options.handlers === 'file' && code !== '' ? `./${basename(relPath).replace(/\.ya?ml$/, '')}${kind.codeFile?.suffix ?? '.js'}` : undefined));
     if (ref !== undefined) {
-      value.handler = { ...rest, file: ref };
+      value[codeField] = { ...rest, file: ref };
       handlerFile = { relPath: handlerPath(root, relPath, ref), code };
     }
   }
@@ -132,7 +137,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
     key,
     file: join(dir, relPath),
     relPath,
-    ...(handlerFile ? { handlerFile: { ref: (value.handler as { file: string }).file, file: join(dir, handlerFile.relPath), relPath: handlerFile.relPath } } : {}),
+    ...(handlerFile ? { handlerFile: { ref: (value[codeField as string] as { file: string }).file, file: join(dir, handlerFile.relPath), relPath: handlerFile.relPath } } : {}),
   });
   return { file: join(dir, relPath), relPath, changed: yamlChanged || codeChanged, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) };
 }
@@ -214,7 +219,7 @@ function freeName(root: string, kind: Kind, spec: object, files: Map<string, Pro
   const stem = kind.fileName(spec).replace(/\.yaml$/, '');
   for (let n = 1; ; n++) {
     const relPath = `${kind.dir}/${n === 1 ? stem : `${stem}-${n}`}.yaml`;
-    const handler = relPath.replace(/\.yaml$/, '.handler.js');
+    const handler = relPath.replace(/\.yaml$/, kind.codeFile?.suffix ?? '.handler.js');
     if (!taken.has(relPath) && !taken.has(handler) && !existsSync(join(root, relPath)) && !existsSync(join(root, handler))) return relPath;
   }
 }

@@ -26,9 +26,13 @@ export interface CronJobInput {
   runAs?: string | null;
 }
 
-/** Who changes a job, for the permission check on runAs and the audit entry. */
+/**
+ * Who changes a job, for the permission check on runAs and the audit entry. `principal` null: the
+ * platform itself, applying the project directory's files for whoever administers the server
+ * (the file sync); runAs is then taken as written, and the audit entry names the source.
+ */
 export interface CronActor {
-  principal: Principal;
+  principal: Principal | null;
   /** Absent for changes that do not come from an HTTP request (the project sync). */
   request?: RequestInfo;
   /** The audit entry's source; default `cron`. */
@@ -156,7 +160,7 @@ export class CronJobsService {
     const valid = validateCreate(input);
     const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor);
     const now = new Date();
-    const by = principalUserId(actor.principal);
+    const by = principalUserId(actor.principal ?? undefined);
     let doc: CronJobDoc;
     try {
       doc = await this.jobs.insertOne({
@@ -189,7 +193,7 @@ export class CronJobsService {
     try {
       updated = await this.jobs.updateOne(
         { _id: current._id },
-        { $set: { ...job, nameKey: nameKey(job.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } },
+        { $set: { ...job, nameKey: nameKey(job.name), updatedBy: principalUserId(actor.principal ?? undefined), updatedAt: new Date() } },
       );
     } catch (error) {
       throw duplicateName(error);
@@ -247,9 +251,10 @@ export class CronJobsService {
   }
 
   /** Only someone holding at least the runAs user's permissions may make a job act as them. */
-  private async assertCanRunAs(login: string, actor: Principal): Promise<void> {
+  private async assertCanRunAs(login: string, actor: Principal | null): Promise<void> {
     const user = await this.users.findByLogin(login);
     if (!user) throw badRequest(`Invalid request body: runAs user "${login}" does not exist`, [{ field: 'runAs', message: 'no user with this login' }]);
+    if (actor === null) return;
     const permissions: Permission[] = [...(await this.authenticator.permissionsOf(user))].filter(isPermission);
     const missing = missingPermissions(actor, permissions);
     if (missing.length > 0) throw forbidden(`You cannot make a job run as "${login}": they hold permissions you do not have: ${missing.join(', ')}`);
@@ -257,7 +262,7 @@ export class CronJobsService {
 
   private async changed(actor: CronActor, action: string, message: string, statusCode: number): Promise<void> {
     await this.revisions.bump(CRON_REVISION);
-    await this.audit.record({ action, message, source: actor.source ?? 'cron', userId: principalUserId(actor.principal), statusCode, ...actor.request });
+    await this.audit.record({ action, message, source: actor.source ?? 'cron', userId: principalUserId(actor.principal ?? undefined), statusCode, ...actor.request });
   }
 }
 

@@ -23,9 +23,9 @@ export interface WebhookInput {
   headers?: Record<string, string>;
 }
 
-/** Who changes a hook, for the audit entry. */
+/** Who changes a hook, for the audit entry; `principal` null: the platform itself (the project file sync). */
 export interface WebhookActor {
-  principal: Principal;
+  principal: Principal | null;
   /** Absent for changes that do not come from an HTTP request (the project sync). */
   request?: RequestInfo;
   /** The audit entry's source; default `webhooks`. */

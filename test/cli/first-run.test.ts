@@ -99,8 +99,8 @@ describe('the README tour', () => {
 describe('project/README.md', () => {
   it('lists exactly the files the sample project holds', () => {
     const text = readFileSync(join(ROOT, 'project', 'README.md'), 'utf8');
-    const listed = [...text.matchAll(/^((?:groups|endpoints)\/[\w.-]+)/gm)].map((match) => match[1]).sort();
-    const actual = ['groups', 'endpoints'].flatMap((dir) => readdirSync(join(ROOT, 'project', dir)).map((file) => `${dir}/${file}`)).sort();
+    const listed = [...text.matchAll(/^((?:groups|endpoints|cron)\/[\w.-]+)/gm)].map((match) => match[1]).sort();
+    const actual = ['groups', 'endpoints', 'cron'].flatMap((dir) => readdirSync(join(ROOT, 'project', dir)).map((file) => `${dir}/${file}`)).sort();
     expect(listed).toEqual(actual);
   });
 });

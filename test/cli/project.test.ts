@@ -56,11 +56,11 @@ describe('dynctl validate', () => {
     const offline = makeCli({ DYNCTL_SERVER: `http://127.0.0.1:${await closedPort()}` });
     const result = await offline.run(['validate', dir]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/7 definitions valid \(1 group, 6 endpoints\)/);
+    expect(result.stdout).toMatch(/8 definitions valid \(1 group, 6 endpoints, 1 cronJob, 0 webhooks\)/);
 
     const fromEnv = await offline.run(['--json', 'validate'], { env: { PROJECT_DIR: dir } });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
-    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ valid: true, definitions: 7, problems: [] });
+    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ valid: true, definitions: 8, problems: [] });
   });
 
   it('lists every problem as file:line: and exits 1', async () => {
@@ -94,16 +94,17 @@ describe('dynctl diff and apply', () => {
     // A group is named as it is written (its key is the lower-cased name).
     expect(before.stdout).toMatch(/^\+ group Shop$/m);
     expect(before.stdout).toMatch(/^\+ endpoint POST \/api\/shop\/orders$/m);
-    expect(before.stdout).toMatch(/Plan: 7 to create, 0 to update, 0 to delete\./);
+    expect(before.stdout).toMatch(/^\+ cronJob heartbeat$/m);
+    expect(before.stdout).toMatch(/Plan: 8 to create, 0 to update, 0 to delete\./);
 
     const plan = await cli.run(['--json', 'diff', dir]);
     expect(plan.code).toBe(1);
-    expect(JSON.parse(plan.stdout)).toMatchObject({ summary: { create: 7, update: 0, delete: 0 } });
+    expect(JSON.parse(plan.stdout)).toMatchObject({ summary: { create: 8, update: 0, delete: 0 } });
 
     const apply = await cli.run(['apply', dir]);
     expect(apply.code, apply.stderr).toBe(0);
     expect(apply.stdout).toMatch(/^\+ endpoint GET \/api\/shop\/products$/m);
-    expect(apply.stdout).toMatch(/Applied: 7 created, 0 updated, 0 deleted/);
+    expect(apply.stdout).toMatch(/Applied: 8 created, 0 updated, 0 deleted/);
     expect(await endpointKeys(server, adminToken)).toHaveLength(6);
 
     const again = await cli.run(['apply', dir]);
@@ -135,6 +136,26 @@ describe('dynctl diff and apply', () => {
     expect(apply.code, apply.stderr).toBe(0);
     expect(apply.stdout).toMatch(/Applied: 0 created, 1 updated, 0 deleted/);
     expect((await cli.run(['diff', dir])).code).toBe(0);
+  });
+
+  it('a cron job edited in its files shows as ~ cronJob <name>, its code from the .js file too, and apply updates it', async () => {
+    const yaml = join(dir, 'cron', 'heartbeat.yaml');
+    writeFileSync(yaml, readFileSync(yaml, 'utf8').replace('schedule: 0 * * * *', 'schedule: 30 * * * *'));
+    const code = join(dir, 'cron', 'heartbeat.js');
+    writeFileSync(code, readFileSync(code, 'utf8').replace('return { ok: true, at: now };', 'return { ok: true, at: now, beat: 2 };'));
+
+    const diff = await cli.run(['diff', dir]);
+    expect(diff.code).toBe(1);
+    expect(diff.stdout).toContain('~ cronJob heartbeat\n');
+    expect(diff.stdout).toContain('    schedule: "0 * * * *" → "30 * * * *"\n');
+    expect(diff.stdout).toMatch(/^ {4}action\.code: /m);
+
+    const apply = await cli.run(['apply', dir]);
+    expect(apply.code, apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/Applied: 0 created, 1 updated, 0 deleted/);
+    const job = await server.api('GET', '/api/cron/heartbeat', { token: adminToken });
+    expect(job.body.data).toMatchObject({ schedule: '30 * * * *', enabled: false });
+    expect(job.body.data.action.code).toContain('beat: 2');
   });
 
   it('a resource file is planned per method: a shared field shows under each method, a field of one method under it alone', async () => {
@@ -236,11 +257,12 @@ describe('dynctl export and import', () => {
     const out = join(work, 'exported');
     const result = await cli.run(['export', '--out', out]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/exported 5 endpoints, 1 group in \d+ ms/);
+    expect(result.stderr).toMatch(/exported 5 endpoints, 1 group, 1 cron job in \d+ ms/);
     expect(readdirSync(join(out, 'groups'))).toEqual(['shop.yaml']);
     const endpoints = readdirSync(join(out, 'endpoints')).sort();
     expect(endpoints).toEqual(['shop-categories-get.yaml', 'shop-orders-get.yaml', 'shop-orders-post.handler.js', 'shop-orders-post.yaml', 'shop-products-get.yaml', 'shop-products-post.yaml']);
     expect(readFileSync(join(out, 'endpoints', 'shop-products-post.yaml'), 'utf8')).toContain('description: Add a product (editors)');
+    expect(readdirSync(join(out, 'cron')).sort()).toEqual(['heartbeat.js', 'heartbeat.yaml']);
 
     // The exported directory is a valid project, equal to what the server holds.
     expect((await cli.run(['validate', out])).code).toBe(0);
@@ -249,7 +271,7 @@ describe('dynctl export and import', () => {
     // Exporting again changes no file.
     const again = await cli.run(['--json', 'export', '--out', out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ type: 'directory', written: [], removed: [], endpoints: 5, groups: 1 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ type: 'directory', written: [], removed: [], endpoints: 5, groups: 1, cronJobs: 1 });
 
     expect((await cli.run(['export', '--data', '--out', join(work, 'nodir')])).code).toBe(2);
   });
@@ -261,7 +283,7 @@ describe('dynctl export and import', () => {
     const exported = await cli.run(['export', '--data']);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toMatch(/^groups:\n {2}- name: Shop\n/);
-    expect(exported.stderr).toMatch(/exported 5 endpoints, 1 group, 1 record in \d+ ms/);
+    expect(exported.stderr).toMatch(/exported 5 endpoints, 1 group, 1 cron job, 1 record in \d+ ms/);
     const file = join(work, 'bundle.yaml');
     const toFile = await cli.run(['export', '--data', '--out', file]);
     expect(toFile.code, toFile.stderr).toBe(0);
@@ -271,7 +293,7 @@ describe('dynctl export and import', () => {
     const freshCli = await login(fresh);
     const imported = await freshCli.run(['import', file]);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toMatch(/Imported \(merge\): 6 created, 0 updated, 0 deleted; 1 record written/);
+    expect(imported.stdout).toMatch(/Imported \(merge\): 7 created, 0 updated, 0 deleted; 1 record written/);
 
     const reexported = await freshCli.run(['export', '--data']);
     expect(reexported.code, reexported.stderr).toBe(0);

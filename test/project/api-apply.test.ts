@@ -238,7 +238,7 @@ describe('apply with prune', () => {
   it('refuses to prune with an empty bundle (400)', async () => {
     const res = await post(t, '/api/project/apply?prune=true', { groups: [], endpoints: [] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/no groups and no endpoints/);
+    expect(res.body.error).toMatch(/no groups, no endpoints, no cronJobs and no webhooks/);
   });
 
   it('refuses a bundle that defines a system endpoint', async () => {

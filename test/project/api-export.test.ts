@@ -18,7 +18,7 @@ afterAll(async () => {
 describe('export', () => {
   it('carries no ids and no read-only fields: references are names', async () => {
     const bundle = await exportJson(t);
-    expect(Object.keys(bundle)).toEqual(['groups', 'endpoints']);
+    expect(Object.keys(bundle)).toEqual(['groups', 'endpoints', 'cronJobs', 'webhooks']);
     const ids = strings(bundle).filter(([, value]) => /^[0-9a-f]{24}$/.test(value));
     expect(ids).toEqual([]);
     for (const endpoint of bundle.endpoints) {
@@ -96,7 +96,7 @@ describe('export', () => {
     const bundle = await exportJson(t, '&settings=true&data=true');
     expect(bundle.settings).toMatchObject({ registrationEnabled: false, defaultPageSize: 20, maxPageSize: 100 });
     expect(bundle.settings).not.toHaveProperty('logsCount');
-    expect(Object.keys(bundle)).toEqual(['groups', 'endpoints', 'data', 'settings']);
+    expect(Object.keys(bundle)).toEqual(['groups', 'endpoints', 'cronJobs', 'webhooks', 'data', 'settings']);
     expect(JSON.stringify(bundle)).not.toContain('passwordHash');
   });
 

@@ -140,7 +140,7 @@ describe('import', () => {
     for (const body of [{}, { groups: [], endpoints: [] }, { groups: [], endpoints: [], settings: { defaultPageSize: 5 } }]) {
       const res = await post(source, '/api/project/import?mode=replace', body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatch(/^Refusing to replace with a bundle that has no groups and no endpoints/);
+      expect(res.body.error).toMatch(/^Refusing to replace with a bundle that has no groups, no endpoints, no cronJobs and no webhooks/);
     }
     expect(await exportJson(source)).toEqual(before);
   });

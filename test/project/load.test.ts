@@ -69,6 +69,8 @@ describe('loading a valid project directory', () => {
           },
         },
       ],
+      cronJobs: [],
+      webhooks: [],
     });
   });
 
@@ -311,7 +313,7 @@ describe('files the loader ignores', () => {
   });
 
   it('loads an empty directory, or one without kind directories, as an empty bundle', () => {
-    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [] }, problems: [], files: new Map() });
+    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [], cronJobs: [], webhooks: [] }, problems: [], files: new Map() });
   });
 });
 

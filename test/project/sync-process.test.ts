@@ -41,8 +41,8 @@ describe('two instances on one store and one project directory', () => {
     expect(await served(reader, '/api/shop/categories')).toBe(200);
     const status = await reader.api('GET', '/api/project/status', { token: readerToken });
     expect(status.body.data).toEqual({ dir, watching: false, lastReconcile: null, problems: [] });
-    expect((await writer.api('GET', '/api/project/status', { token: writerToken })).body.data).toMatchObject({ watching: true, lastReconcile: { ok: true, summary: { create: 7 } } });
-    expect(writer.output()).toMatch(/project: applied 7 create, 0 update, 0 delete/);
+    expect((await writer.api('GET', '/api/project/status', { token: writerToken })).body.data).toMatchObject({ watching: true, lastReconcile: { ok: true, summary: { create: 8 } } });
+    expect(writer.output()).toMatch(/project: applied 8 create, 0 update, 0 delete/);
     expect(reader.output()).not.toMatch(/project:/);
   });
 

@@ -82,7 +82,7 @@ describe('startup', () => {
       expect(bundle.endpoints.find((e: any) => e.path === '/api/shop/orders' && e.method === 'POST').handler.code).toBe(read(dir, 'endpoints/orders.handler.js'));
       expect(await served(t, '/api/shop/products')).toBe(200);
       const status = await projectStatus(t);
-      expect(status).toMatchObject({ dir, watching: true, problems: [], lastReconcile: { ok: true, summary: { create: 7, update: 0, delete: 0 } } });
+      expect(status).toMatchObject({ dir, watching: true, problems: [], lastReconcile: { ok: true, summary: { create: 8, update: 0, delete: 0 } } });
       // Files → store only: applying the files wrote nothing back.
       expect(snapshot(dir)).toEqual(before);
     } finally {
@@ -203,8 +203,8 @@ describe('startup', () => {
       rmSync(join(dir, 'endpoints', 'only.yaml'));
       const status = await nextReconcile(t, since);
       expect(status.lastReconcile).toMatchObject({ ok: false, summary: { create: 0, update: 0, delete: 0 } });
-      expect(status.lastReconcile.error).toMatch(/no groups and no endpoints/);
-      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups and no endpoints' }]);
+      expect(status.lastReconcile.error).toMatch(/no groups, no endpoints, no cronJobs and no webhooks/);
+      expect(status.problems).toEqual([{ path: 'bundle', message: 'has no groups, no endpoints, no cronJobs and no webhooks' }]);
       expect(await served(t, '/api/only')).toBe(200);
     } finally {
       await stop(t);
@@ -620,7 +620,7 @@ describe('export → import → export', () => {
     const first = syncTempDir();
     writeProject(first, await exported(source), { handlers: 'file' });
     const files = snapshot(first);
-    expect(Object.keys(files).length).toBe(10);
+    expect(Object.keys(files).length).toBe(12);
 
     // Imported by starting a fresh server on the directory (files win), then exported again.
     const target = await start(watching(first));

@@ -101,6 +101,8 @@ describe('validateBundle', () => {
   const valid: Bundle = {
     groups: [{ name: 'Shop' }],
     endpoints: [endpoint({ group: 'SHOP' }), endpoint({ method: 'POST', group: 'Shop', accessType: 'group', allowedGroups: ['Customers'] })],
+    cronJobs: [],
+    webhooks: [],
   };
 
   it('accepts a bundle whose references all resolve (group names regardless of case)', () => {
@@ -111,6 +113,8 @@ describe('validateBundle', () => {
     const bundle: Bundle = {
       groups: [{ name: 'Shop' }, { name: 'shop ' }, { color: '#fff' } as never],
       endpoints: [endpoint({ schema: { a: { type: 'strin' } } }), endpoint({ path: '/api/items/', group: 'Warehouse' })],
+      cronJobs: [],
+      webhooks: [],
     };
     expect(validateBundle(bundle)).toEqual([
       { path: 'groups[2].name', message: 'is required' },
@@ -127,8 +131,8 @@ describe('validateBundle', () => {
 });
 
 describe('the kinds registry', () => {
-  it('lists groups before endpoints (endpoints refer to groups)', () => {
-    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint']);
+  it('lists groups before endpoints (endpoints refer to groups), cron jobs and webhooks last', () => {
+    expect(KINDS.map((kind) => kind.kind)).toEqual(['group', 'endpoint', 'cronJob', 'webhook']);
   });
 
   it('derives natural keys and file names', () => {

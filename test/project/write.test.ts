@@ -30,7 +30,7 @@ describe('writing a whole project', () => {
 
   it('does not depend on the order of definitions in the bundle', () => {
     const bundle = valid();
-    const reversed: Bundle = { groups: [...bundle.groups].reverse(), endpoints: [...bundle.endpoints].reverse() };
+    const reversed: Bundle = { groups: [...bundle.groups].reverse(), endpoints: [...bundle.endpoints].reverse(), cronJobs: [], webhooks: [] };
     const a = tempDir();
     const b = tempDir();
     writeProject(a, bundle);
@@ -64,7 +64,7 @@ describe('writing a whole project', () => {
   it('removes the files of definitions that are no longer in the bundle, handler files included', () => {
     const dir = copyOf('valid');
     const bundle = valid();
-    const result = writeProject(dir, { groups: bundle.groups.filter((g) => g.name === 'Shop'), endpoints: bundle.endpoints.filter((e) => e.method === 'GET') });
+    const result = writeProject(dir, { groups: bundle.groups.filter((g) => g.name === 'Shop'), endpoints: bundle.endpoints.filter((e) => e.method === 'GET'), cronJobs: [], webhooks: [] });
     expect(result.removed.sort()).toEqual(['endpoints/orders.yaml', 'groups/internal.yml', 'handlers/orders.js']);
     expect(Object.keys(snapshot(dir))).toEqual(['README.md', 'endpoints/health.yaml', 'endpoints/products.yaml', 'groups/shop.yaml']);
   });

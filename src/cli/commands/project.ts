@@ -296,14 +296,14 @@ function writeFileAtomic(path: string, text: string): void {
   }
 }
 
-function countsOf(bundle: ProjectBundle): { groups: number; endpoints: number; records: number | null; settings: boolean } {
+function countsOf(bundle: ProjectBundle): { groups: number; endpoints: number; cronJobs: number; webhooks: number; records: number | null; settings: boolean } {
   const records = bundle.data ? Object.values(bundle.data).reduce((sum, rows) => sum + (Array.isArray(rows) ? rows.length : 0), 0) : null;
-  return { groups: bundle.groups?.length ?? 0, endpoints: bundle.endpoints?.length ?? 0, records, settings: bundle.settings !== undefined };
+  return { groups: bundle.groups?.length ?? 0, endpoints: bundle.endpoints?.length ?? 0, cronJobs: bundle.cronJobs?.length ?? 0, webhooks: bundle.webhooks?.length ?? 0, records, settings: bundle.settings !== undefined };
 }
 
 function exportedLine(bundle: ProjectBundle, ms: number): string {
   const c = countsOf(bundle);
-  const parts = [plural(c.endpoints, 'endpoint'), plural(c.groups, 'group'), ...(c.records !== null ? [plural(c.records, 'record')] : []), ...(c.settings ? ['settings'] : [])];
+  const parts = [plural(c.endpoints, 'endpoint'), plural(c.groups, 'group'), ...(c.cronJobs > 0 ? [plural(c.cronJobs, 'cron job')] : []), ...(c.webhooks > 0 ? [plural(c.webhooks, 'webhook')] : []), ...(c.records !== null ? [plural(c.records, 'record')] : []), ...(c.settings ? ['settings'] : [])];
   return `exported ${parts.join(', ')} in ${ms} ms`;
 }
 
@@ -429,7 +429,9 @@ async function changeTitles(client: DynClient, bundle: ProjectBundle | undefined
       // Only cosmetic: the key is shown instead.
     }
   }
-  return (change) => `${change.kind} ${change.kind === 'group' ? (names.get(change.key) ?? change.key) : change.key}`;
+  // A cron job's and a webhook's key is its name lower-cased too: shown as written in the bundle.
+  const written = new Map<string, string>([...(bundle?.cronJobs ?? []).map((job) => ['cronJob', job] as const), ...(bundle?.webhooks ?? []).map((hook) => ['webhook', hook] as const)].flatMap(([kind, spec]) => (typeof spec.name === 'string' ? [[`${kind}:${spec.name.toLowerCase()}`, spec.name] as const] : [])));
+  return (change) => `${change.kind} ${change.kind === 'group' ? (names.get(change.key) ?? change.key) : (written.get(`${change.kind}:${change.key}`) ?? change.key)}`;
 }
 
 /** `+ endpoint GET /api/x`, `~ …` with one `    field: from → to` line per changed value, `- …`. */

@@ -29,6 +29,7 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   schemaFile: 'endpoint.schema.json',
   keyFields: ['method', 'path'],
   checkedByCode: ['schema'],
+  codeFile: { field: 'handler', suffix: '.handler.js' },
   // `methods: [GET, POST]`: one file, one definition per method (resource-file.ts).
   resourceFiles: true,
   // The server stores normalized paths: `shop/items/` and `/shop/items` are one endpoint.

@@ -3,32 +3,41 @@
 // the diff (diff.ts), export (export.ts), apply (apply.ts), write-back (write.ts, sync.ts) and
 // the bundle's shape (bundle.ts, bundle-shape.ts).
 //
-// How to add a kind (say cron jobs):
-// 1. Write `kinds/cron-job.ts` exporting a `ProjectKind<Spec, Normal, 'cronJob', 'cronJobs'>`
+// How to add a kind (cron-job.ts and webhook.ts are the latest; say a kind `thing`):
+// 1. Write `kinds/thing.ts` exporting a `ProjectKind<Spec, Normal, 'thing', 'things'>`
 //    (types.ts documents each member): its natural key and file name, its checks and references
 //    to other kinds, normalize/compact (the defaults the service stores), the fields the diff
 //    compares, and read/ids/create/update/delete through its service (`ProjectServices` in
-//    services.ts gets the service; the composition root already passes the container).
+//    services.ts gets the service; the composition root already passes the container). Code in a
+//    .js file beside the YAML: `codeFile`; a secret the API never returns: a `writeOnly` field.
 // 2. Add its JSON Schema to schemas/ (`$id` https://dynctl.dev/schemas/<file>, every property
 //    described, additionalProperties false; its `properties` order is the written key order).
 // 3. Add it to TABLE below, after the kinds it refers to (deletes run in reverse).
-// The bundle gets a `cronJobs` list, the project directory a `dir` of files, plan/apply a
-// `cronJob` change kind, and export/import/sync carry it, with no other code to touch.
+// 4. Add its store revision to the sum the file sync watches (server.ts), so API changes are
+//    written back.
+// The bundle gets a `things` list, the project directory a `dir` of files, plan/apply a
+// `thing` change kind, and export/import/sync carry it, with no other code to touch.
 import type { Bundle } from '../bundle.ts';
+import { cronJobKind } from './cron-job.ts';
 import { endpointKind } from './endpoint.ts';
 import { groupKind } from './endpoint-group.ts';
+import { webhookKind } from './webhook.ts';
 import { isPlainObject, type ProjectKind } from './types.ts';
 
+export { cronJobKey, cronJobKind } from './cron-job.ts';
 export { endpointKey, endpointKind } from './endpoint.ts';
 export { groupKey, groupKind } from './endpoint-group.ts';
+export { webhookKey, webhookKind } from './webhook.ts';
 export { slugOf, type ApplyContext, type KindReference, type ProjectKind, type RawSpec, type Report } from './types.ts';
 
-const TABLE = [groupKind, endpointKind] as const;
+// Cron jobs and webhooks last: an `endpoint` action calls an endpoint, a filter names a path or
+// group, that the same apply may create.
+const TABLE = [groupKind, endpointKind, cronJobKind, webhookKind] as const;
 type Kinds = (typeof TABLE)[number];
 
-/** `group` | `endpoint`: change kinds in plans. */
+/** `group` | `endpoint` | `cronJob` | `webhook`: change kinds in plans. */
 export type KindName = Kinds['kind'];
-/** `groups` | `endpoints`: the bundle's lists. */
+/** `groups` | `endpoints` | `cronJobs` | `webhooks`: the bundle's lists. */
 export type BundleKey = Kinds['bundleKey'];
 /** The spec type each bundle list holds: `{ groups: GroupSpec; endpoints: EndpointSpec }`. */
 export type KindSpecs = { [D in Kinds as D['bundleKey']]: D extends { key(spec: infer S): string } ? S : never };

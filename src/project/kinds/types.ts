@@ -24,6 +24,12 @@ export interface KindReference {
 export interface ComparedField<N> {
   name: keyof N & string;
   compare?: (value: unknown) => unknown;
+  /**
+   * A secret the API never returns (a webhook's `secret`): a desired definition that leaves it
+   * out keeps the current one; plans show `(secret)` instead of values; export and write-back
+   * carry it only as the placeholder it was applied from, else leave it out (export.ts).
+   */
+  writeOnly?: boolean;
 }
 
 /**
@@ -60,6 +66,12 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   readonly schemaFile: string;
   /** The fields the natural key is made of; a definition whose key fields are not all strings has no key. */
   readonly keyFields: readonly string[];
+  /**
+   * Code that may live in a .js file beside the YAML: the top-level object (`handler`, `action`)
+   * whose `file` the loader reads into its `code`, and the suffix of a new file written for it
+   * (`<yaml name><suffix>`).
+   */
+  readonly codeFile?: { readonly field: string; readonly suffix: string };
   /** Whether a file may define several of this kind's definitions at once (resource-file.ts: `methods:`). */
   readonly resourceFiles?: boolean;
   /** Top-level fields whose JSON Schema errors `check` reports instead, in the API's own words. */
