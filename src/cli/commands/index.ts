@@ -10,6 +10,7 @@ import { projectCommands } from './project.ts';
 import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
+import { tuiCommand } from './tui.ts';
 import { usersCommands } from './users.ts';
 
 /**
@@ -29,4 +30,5 @@ export const COMMANDS: readonly CommandModule[] = [
   callCommand,
   logsCommand,
   discoveryCommands,
+  tuiCommand,
 ];

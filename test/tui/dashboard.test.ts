@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { KEY, renderTui } from '../helpers/tui.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('dynctl tui: frame and dashboard', () => {
+  it('opens on the dashboard with the counts, sparklines and automation health', async () => {
+    const tui = await renderTui(server);
+    try {
+      const frame = await tui.waitFor('Automation health');
+      expect(frame).toContain('as admin');
+      expect(frame).toContain('1:dashboard');
+      expect(frame).toMatch(/Users 1 {3}Endpoints \d+/);
+      expect(frame).toMatch(/logins {6}▁▁▁▁▁▁█ +1 +1/);
+      expect(frame).toContain('failed cron jobs   0');
+      // Every line fits an 80-column terminal.
+      for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('switches screens with number keys and with the palette, and shows the help on ?', async () => {
+    const tui = await renderTui(server);
+    try {
+      await tui.waitFor('Automation health');
+      await tui.press('2');
+      await tui.waitFor('METHOD PATH');
+      await tui.press(':');
+      await tui.type('da');
+      await tui.press(KEY.tab);
+      await tui.waitFor(':dashboard');
+      await tui.press(KEY.enter);
+      await tui.waitFor('Automation health');
+      await tui.press('?');
+      const help = await tui.waitFor('Keys');
+      expect(help).toContain('q          quit');
+      expect(help).toContain('8 project');
+      await tui.press('x');
+      await tui.waitFor('Automation health');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('shows a banner while the server is unreachable', async () => {
+    const other = await startTestServer();
+    const tui = await renderTui(other, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('METHOD PATH');
+      await other.close();
+      await tui.press('r');
+      await tui.waitFor(/server unreachable: cannot reach .*connection refused/);
+    } finally {
+      tui.unmount();
+    }
+  });
+});
