@@ -23,6 +23,8 @@ export interface AppProps {
   /** Saves a session started here (login form, password prompt) for the next dynctl command. */
   onLogin?(result: LoginResult): Promise<void>;
   initialScreen?: string;
+  /** The local project directory (default: PROJECT_DIR, else ./project). */
+  projectDir?: string;
   /** Terminal size; the real one (and its changes) by default. */
   size?: { rows: number; columns: number };
 }
@@ -46,6 +48,7 @@ export function App(props: AppProps): React.ReactElement {
     () => ({
       client: props.client,
       profile,
+      projectDir: props.projectDir ?? (process.env.PROJECT_DIR?.trim() || './project'),
       can: (permission) => (profile ? profile.permissions.includes(permission) : true),
       size: { rows: bodyRows, columns },
       reportOffline: (message) => setOffline((previous) => (previous === message ? previous : message)),
@@ -56,7 +59,7 @@ export function App(props: AppProps): React.ReactElement {
       setCaptured,
       overlay: overlay !== null,
     }),
-    [props.client, profile, bodyRows, columns, overlay],
+    [props.client, props.projectDir, profile, bodyRows, columns, overlay],
   );
 
   useInput(

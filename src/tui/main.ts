@@ -24,7 +24,7 @@ export async function runTui(context: CliContext, options: TuiOptions = {}): Pro
   const onLogin = async (result: LoginResult): Promise<void> => {
     await context.saveSession(target.name, { server: client.server, accessToken: result.accessToken, refreshToken: result.refreshToken });
   };
-  const app = render(React.createElement(App, { client, profile, onLogin, initialScreen: options.screen }), { alternateScreen: true, incrementalRendering: true, exitOnCtrlC: true, patchConsole: true });
+  const app = render(React.createElement(App, { client, profile, onLogin, initialScreen: options.screen, projectDir: context.env.PROJECT_DIR?.trim() || './project' }), { alternateScreen: true, incrementalRendering: true, exitOnCtrlC: true, patchConsole: true });
   await app.waitUntilExit();
 }
 

@@ -11,6 +11,8 @@ export interface Session {
   profile: UserProfile | null;
   /** True when the login holds `permission`; without a profile, unknown, so the server decides. */
   can(permission: string): boolean;
+  /** The local project directory the project screen plans (PROJECT_DIR, else ./project). */
+  projectDir: string;
   /** Lines and columns the current screen may use. */
   size: { rows: number; columns: number };
   /** The server could not be reached (message), or is back (null). */

@@ -195,7 +195,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     { flexDirection: 'column' },
     h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
     hasBody
-      ? h(Box, null, h(Text, { color: tone('cyan') }, 'Body: '), editing ? h(TextInput, { value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
+      ? h(Box, { gap: 1 }, h(Text, { color: tone('cyan') }, 'Body:'), editing ? h(TextInput, { value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
       : h(Text, { dimColor: true }, 'No body for this method.'),
     problem ? h(Text, { color: tone('red') }, problem) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,
