@@ -93,17 +93,18 @@ export function App(props: AppProps): React.ReactElement {
       Box,
       { flexDirection: 'column', width: columns, height: rows },
       h(Header, { server: props.client.server, user: profile?.login, current: current.name, columns }),
-      offline ? h(Text, { color: tone('red'), inverse: true, wrap: 'truncate' }, ` ⚠ server unreachable: ${offline} — retrying every ${RETRY_MS / 1000} s `) : null,
+      // The header names the server already: the banner says what went wrong, shortly enough for 80 columns.
+      offline ? h(Text, { color: tone('red'), inverse: true, wrap: 'truncate' }, ` ⚠ server unreachable, retrying every ${RETRY_MS / 1000} s: ${offline.replace(`cannot reach ${props.client.server}: `, '')} `) : null,
       h(
         Box,
         { flexDirection: 'column', height: bodyRows, overflow: 'hidden' },
-        overlay?.kind === 'help'
-          ? h(Help, { onClose: () => setOverlay(null) })
-          : overlay?.kind === 'palette'
-            ? h(Palette, { onClose: () => setOverlay(null), onGo: (name) => (setScreen(name), setOverlay(null)) })
-            : overlay?.kind === 'login'
-              ? h(LoginForm, { client: props.client, login: profile?.login, reason: overlay.reason, onDone: signedIn, onCancel: mustSignIn ? () => exit() : () => setOverlay(null) })
-              : h(current.component, { key: current.name }),
+        overlay?.kind === 'help' ? h(Help, { onClose: () => setOverlay(null) }) : null,
+        overlay?.kind === 'palette' ? h(Palette, { onClose: () => setOverlay(null), onGo: (name) => (setScreen(name), setOverlay(null)) }) : null,
+        overlay?.kind === 'login'
+          ? h(LoginForm, { client: props.client, login: profile?.login, reason: overlay.reason, onDone: signedIn, onCancel: mustSignIn ? () => exit() : () => setOverlay(null) })
+          : null,
+        // The screen stays mounted under an overlay (hidden, its keys off): nothing typed or opened is lost.
+        h(Box, { display: overlay ? 'none' : 'flex', flexDirection: 'column' }, h(current.component, { key: current.name })),
       ),
       h(Text, { dimColor: true, wrap: 'truncate' }, captured ? 'Enter: confirm  Esc: back' : '?:help  ::go to  1-8:screens  ↑↓/jk:move  Enter:open  Esc:back  /:search  q:quit'),
     ),

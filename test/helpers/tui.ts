@@ -21,18 +21,32 @@ export interface TuiHarness {
 
 export const KEY = { enter: '\r', escape: '\u001B', down: '\u001B[B', up: '\u001B[A', tab: '\t' } as const;
 
-export async function renderTui(server: TestServer, options: { login?: string; password?: string; screen?: string; size?: { rows: number; columns: number }; anonymous?: boolean } = {}): Promise<TuiHarness> {
+export interface TuiOptions {
+  login?: string;
+  password?: string;
+  screen?: string;
+  size?: { rows: number; columns: number };
+  /** Start with no credentials (the login form). */
+  anonymous?: boolean;
+  /** A client of the test's own (another server, a token); no profile then. */
+  client?: DynClient;
+  projectDir?: string;
+}
+
+export async function renderTui(server: TestServer, options: TuiOptions = {}): Promise<TuiHarness> {
   setColor(false);
   let client: DynClient;
   let profile: UserProfile | null = null;
-  if (options.anonymous) {
+  if (options.client) {
+    client = options.client;
+  } else if (options.anonymous) {
     client = new DynClient({ server: server.url, credentials: { kind: 'none' }, longLived: true });
   } else {
     const session = await server.login(options.login, options.password);
     client = new DynClient({ server: server.url, credentials: { kind: 'session', accessToken: session.accessToken, refreshToken: session.refreshToken }, longLived: true });
     profile = await client.profile();
   }
-  const app = render(React.createElement(App, { client, profile, initialScreen: options.screen, size: options.size ?? { rows: 24, columns: 80 } }));
+  const app = render(React.createElement(App, { client, profile, initialScreen: options.screen, projectDir: options.projectDir, size: options.size ?? { rows: 24, columns: 80 } }));
   const frame = (): string => app.lastFrame() ?? '';
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
@@ -42,7 +56,12 @@ export async function renderTui(server: TestServer, options: { login?: string; p
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const current = frame();
-        if (typeof text === 'string' ? current.includes(text) : text.test(current)) return current;
+        if (typeof text === 'string' ? current.includes(text) : text.test(current)) {
+          // Ink attaches a newly shown component's key handler in an effect after the frame is
+          // written: let it settle, as a person would, before the next key.
+          await pause(150);
+          return current;
+        }
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(text)}; the screen shows:\n${current}`);
         await pause(25);
       }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { KEY, renderTui } from '../helpers/tui.ts';
 
 let server: TestServer;
@@ -50,16 +50,34 @@ describe('dynctl tui: frame and dashboard', () => {
     }
   });
 
-  it('shows a banner while the server is unreachable', async () => {
+  it('shows a banner while the server is unreachable, retries, and when it is back with the session gone asks for the password and keeps the screen', async () => {
     const other = await startTestServer();
+    const port = new URL(other.url).port;
     const tui = await renderTui(other, { screen: 'endpoints' });
+    let again: TestServer | undefined;
     try {
       await tui.waitFor('METHOD PATH');
+      await tui.press('/');
+      await tui.type('health');
+      await tui.press(KEY.enter);
+      await tui.waitFor('1 of 6');
       await other.close();
       await tui.press('r');
-      await tui.waitFor(/server unreachable: cannot reach .*connection refused/);
+      await tui.waitFor('⚠ server unreachable, retrying every 3 s: connection refused (ECONNREFUSED)');
+      // Back on the same port and store, but with new token secrets: the session is gone.
+      again = await startTestServer({ PORT: port }, other.dataDir);
+      const prompt = await tui.waitFor('Your session has ended: sign in again', 20_000);
+      expect(prompt).not.toContain('unreachable');
+      expect(prompt).toContain('Login:    admin');
+      await tui.type(ADMIN_PASSWORD);
+      await tui.press(KEY.enter);
+      // The screen under the prompt was kept, search and all, and its call ran again.
+      const back = await tui.waitFor(/^(?![\s\S]*session has ended)[\s\S]*\/api\/health/, 20_000);
+      expect(back).toContain('/ health');
+      expect(back).toContain('1 of 6');
     } finally {
       tui.unmount();
+      await again?.close();
     }
   });
 });

@@ -67,8 +67,8 @@ export function ApiKeysScreen(): React.ReactElement {
   const below: React.ReactNode[] = [];
   if (mode.kind === 'create') {
     below.push(
-      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextInput, { value: name, onChange: setName, onSubmit: submit }) : h(Text, null, name)),
-      mode.step === 'permissions' ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextInput, { value: permissions, onChange: setPermissions, onSubmit: submit })) : null,
+      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextInput, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit }) : h(Text, null, name)),
+      mode.step === 'permissions' ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextInput, { focus: !session.overlay, value: permissions, onChange: setPermissions, onSubmit: submit })) : null,
       h(Text, { key: 'h', dimColor: true }, 'view, manage_users, manage_api, view_logs (comma-separated)   Enter next   Esc cancel'),
     );
   }

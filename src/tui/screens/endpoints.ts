@@ -154,11 +154,15 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
   useCapture(editing);
   const test = useAction<EndpointTestResult>();
   const example = useRequest((signal) => (hasBody ? session.client.endpointExamples(endpoint._id, { signal }) : Promise.resolve(null)), [endpoint._id]);
+  // The editor is filled once, when the example arrives; it is mounted again then (`filled` is
+  // its key) so that its cursor starts at the end of the text.
+  const [filled, setFilled] = React.useState(false);
   React.useEffect(() => {
     const sample = example.data?.examples?.[0]?.request.body;
-    if (sample !== undefined && body === '') setBody(JSON.stringify(sample));
-    // Fill the editor once, when the example arrives.
-  }, [example.data]);
+    if (sample === undefined || filled) return;
+    setBody((current) => current || JSON.stringify(sample));
+    setFilled(true);
+  }, [example.data, filled]);
 
   const send = (): void => {
     let parsed: unknown;
@@ -181,7 +185,8 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
         if (test.busy) test.cancel();
         else if (editing && hasBody) setEditing(false);
         else onBack();
-      } else if (!editing && (key.return || input === 'x')) send();
+      } else if (editing && key.ctrl && input === 'u') setBody('');
+      else if (!editing && (key.return || input === 'x')) send();
       else if (!editing && input === 'e' && hasBody) setEditing(true);
     },
     { isActive: !session.overlay },
@@ -195,7 +200,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     { flexDirection: 'column' },
     h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
     hasBody
-      ? h(Box, { gap: 1 }, h(Text, { color: tone('cyan') }, 'Body:'), editing ? h(TextInput, { value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
+      ? h(Box, { gap: 1 }, h(Text, { color: tone('cyan') }, 'Body:'), editing ? h(TextInput, { focus: !session.overlay, key: filled ? 'filled' : 'empty', value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
       : h(Text, { dimColor: true }, 'No body for this method.'),
     problem ? h(Text, { color: tone('red') }, problem) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,
@@ -210,6 +215,6 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
           bodyLines.length > room ? h(Text, { dimColor: true }, `… ${bodyLines.length - room} more lines`) : null,
         )
       : null,
-    h(Text, { dimColor: true }, editing ? 'Enter: send   Esc: stop editing' : `Enter/x: send${hasBody ? '   e: edit the body' : ''}   Esc: back`),
+    h(Text, { dimColor: true }, editing ? 'Enter: send   Ctrl+U: clear   Esc: stop editing' : `Enter/x: send${hasBody ? '   e: edit the body' : ''}   Esc: back`),
   );
 }

@@ -97,7 +97,7 @@ export function ProjectScreen(): React.ReactElement {
     (_input, key) => {
       if (key.escape) setEditing(false);
     },
-    { isActive: editing },
+    { isActive: editing && !session.overlay },
   );
 
   const view = status.data;
@@ -147,7 +147,7 @@ export function ProjectScreen(): React.ReactElement {
       Box,
       null,
       h(Text, null, 'Local dir  '),
-      editing ? h(TextInput, { value: dir, onChange: setDir, onSubmit: () => setEditing(false) }) : h(Text, { wrap: 'truncate' }, clip(dir, columns - 12)),
+      editing ? h(TextInput, { focus: !session.overlay, value: dir, onChange: setDir, onSubmit: () => setEditing(false) }) : h(Text, { wrap: 'truncate' }, clip(dir, columns - 12)),
     ),
     plan.busy ? h(Busy, { label: `planning ${dir}` }) : null,
     plan.error ? h(ErrorView, { error: plan.error }) : null,
