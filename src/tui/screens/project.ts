@@ -43,8 +43,11 @@ function show(value: unknown): string {
   return value === undefined ? '(none)' : clip(JSON.stringify(value), 40);
 }
 
-function formatProblem(problem: Problem): string {
-  const where = problem.file === undefined ? '' : `${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
+/** `file:line: path message`, the file relative to `dir` when it is inside it (80 columns are few). */
+function formatProblem(problem: Problem, dir?: string): string {
+  const base = dir?.replace(/\/+$/, '');
+  const file = base && problem.file?.startsWith(`${base}/`) ? problem.file.slice(base.length + 1) : problem.file;
+  const where = file === undefined ? '' : `${file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
   return `${where}${problem.path ? `${problem.path} ` : ''}${problem.message}`;
 }
 
@@ -113,7 +116,7 @@ export function ProjectScreen(): React.ReactElement {
         'Last sync  ',
         last ? h(Text, { color: last.ok ? tone('green') : tone('red') }, `${when(last.at)} ${last.ok ? `ok (+${last.summary.create} ~${last.summary.update} -${last.summary.delete})` : `failed: ${last.error ?? ''}`}`) : 'never',
       ),
-      ...view.problems.slice(0, 4).map((problem, index) => h(Text, { key: `p${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem)}`)),
+      ...view.problems.slice(0, 4).map((problem, index) => h(Text, { key: `p${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, view.dir)}`)),
       view.problems.length > 4 ? h(Text, { key: 'more', dimColor: true }, `  … ${view.problems.length - 4} more problems`) : null,
     );
   }
@@ -122,8 +125,8 @@ export function ProjectScreen(): React.ReactElement {
   const local: React.ReactNode[] = [];
   if (result) {
     if (result.problems.length > 0) {
-      local.push(h(Text, { key: 'ph', color: tone('red') }, `${result.problems.length} problem(s) in ${result.dir}: nothing is sent`));
-      for (const [index, problem] of result.problems.entries()) local.push(h(Text, { key: `lp${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem)}`));
+      local.push(h(Text, { key: 'ph', color: tone('red') }, `${result.problems.length} problem(s), nothing is sent:`));
+      for (const [index, problem] of result.problems.entries()) local.push(h(Text, { key: `lp${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, result.dir)}`));
     } else if (result.plan) {
       const lines = planLines(result.plan.changes);
       if (lines.length === 0) local.push(h(Text, { key: 'same', color: tone('green') }, `No differences: apply would change nothing from ${result.dir}.`));
