@@ -148,7 +148,7 @@ function Help({ onClose }: { onClose(): void }): React.ReactElement {
     ...KEYS.map(([key, what]) => h(Text, { key }, `  ${key.padEnd(10)} ${what}`)),
     h(Text, { bold: true }, 'Screens'),
     ...SCREENS.map((spec) => h(Text, { key: spec.name, wrap: 'truncate' }, `  ${spec.key} ${spec.name.padEnd(10)} ${spec.about}`)),
-    h(Text, { dimColor: true }, 'Screen keys are shown at the bottom of each screen. Any key closes this help.'),
+    h(Text, { dimColor: true }, 'Each screen lists its own keys in its title line. Any key closes this help.'),
   );
 }
 

@@ -157,6 +157,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
   // The editor is filled once, when the example arrives; it is mounted again then (`filled` is
   // its key) so that its cursor starts at the end of the text.
   const [filled, setFilled] = React.useState(false);
+  const [editorKey, setEditorKey] = React.useState(0);
   React.useEffect(() => {
     const sample = example.data?.examples?.[0]?.request.body;
     if (sample === undefined || filled) return;
@@ -185,7 +186,13 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
         if (test.busy) test.cancel();
         else if (editing && hasBody) setEditing(false);
         else onBack();
-      } else if (editing && key.ctrl && input === 'u') setBody('');
+      } else if (editing && key.ctrl && input === 'u') {
+        // The text field takes the same key as a "u": clear once it has, and start it afresh.
+        setTimeout(() => {
+          setBody('');
+          setEditorKey((n) => n + 1);
+        }, 0);
+      }
       else if (!editing && (key.return || input === 'x')) send();
       else if (!editing && input === 'e' && hasBody) setEditing(true);
     },
@@ -200,7 +207,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     { flexDirection: 'column' },
     h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
     hasBody
-      ? h(Box, { gap: 1 }, h(Text, { color: tone('cyan') }, 'Body:'), editing ? h(TextInput, { focus: !session.overlay, key: filled ? 'filled' : 'empty', value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
+      ? h(Box, null, h(Box, { marginRight: 1 }, h(Text, { color: tone('cyan') }, 'Body:')), editing ? h(TextInput, { focus: !session.overlay, key: `${filled ? 'filled' : 'empty'}-${editorKey}`, value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
       : h(Text, { dimColor: true }, 'No body for this method.'),
     problem ? h(Text, { color: tone('red') }, problem) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,
