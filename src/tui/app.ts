@@ -54,7 +54,7 @@ export function App(props: AppProps): React.ReactElement {
       reportOffline: (message) => setOffline((previous) => (previous === message ? previous : message)),
       reportSessionEnded: (retry) => {
         retries.current.push(retry);
-        setOverlay({ kind: 'login', reason: 'Your session has ended: sign in again' });
+        setOverlay({ kind: 'login', reason: props.client.credentialKind === 'none' ? 'Sign in' : 'Your session has ended: sign in again' });
       },
       setCaptured,
       overlay: overlay !== null,

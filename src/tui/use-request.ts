@@ -147,7 +147,10 @@ async function settle<T>(work: () => Promise<T>, session: ReturnType<typeof useS
       return { kind: 'offline', message: error.message };
     }
     session.reportOffline(null);
-    if (error instanceof ApiError && error.status === 401 && session.client.credentialKind === 'session') {
+    // No login yet (the login form is open) or a session that ended: sign in, then run it again.
+    // A token or API key from the environment cannot be renewed here: that 401 is the screen's error.
+    const kind = session.client.credentialKind;
+    if (error instanceof ApiError && error.status === 401 && (kind === 'session' || kind === 'none')) {
       session.reportSessionEnded(retry);
       return { kind: 'waiting' };
     }

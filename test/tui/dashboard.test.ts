@@ -27,6 +27,24 @@ describe('dynctl tui: frame and dashboard', () => {
     }
   });
 
+  it('with no stored session opens on the login form, and once signed in shows the screen', async () => {
+    const tui = await renderTui(server, { anonymous: true });
+    try {
+      await tui.waitFor('Sign in (');
+      await tui.type('admin');
+      await tui.press(KEY.enter);
+      await tui.type(ADMIN_PASSWORD);
+      const masked = tui.frame();
+      expect(masked).not.toContain(ADMIN_PASSWORD);
+      await tui.press(KEY.enter);
+      const frame = await tui.waitFor('Automation health');
+      expect(frame).toContain('as admin');
+      expect(frame).not.toContain('not logged in');
+    } finally {
+      tui.unmount();
+    }
+  });
+
   it('switches screens with number keys and with the palette, and shows the help on ?', async () => {
     const tui = await renderTui(server);
     try {
