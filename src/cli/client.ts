@@ -133,7 +133,8 @@ export interface DashboardStats {
   errors: number;
   automation: { cronJobs: number; webhooks: number; apiKeys: number; mcpTools: number };
   series: { days: string[]; requests: number[]; errors: number[]; logins: number[]; webhookDeliveries: number[]; cronRuns: number[]; trafficBySource?: Record<string, number[]> };
-  automationHealth: { failedCronJobs: number; webhookErrors: number; unusedApiKeys: number };
+  /** `failingWebhooks` comes with the webhook routes (hooks with `health: "failing"`). */
+  automationHealth: { failedCronJobs: number; failingWebhooks?: number; webhookErrors: number; unusedApiKeys: number };
 }
 /** POST /api/endpoints/:id/test: the input (all optional) and what the run answered. */
 export interface EndpointTestInput {
@@ -169,17 +170,20 @@ export interface Webhook {
   events: string[];
   enabled: boolean;
   /** Whether a signing secret is set (the secret itself is never returned). */
-  secretSet?: boolean;
+  secret: 'set' | 'unset';
+  /** `unknown` (nothing sent yet), `ok`, or `failing` (3 failed attempts in a row). */
+  health: 'unknown' | 'ok' | 'failing';
+  consecutiveFailures?: number;
   lastDeliveryAt?: string | null;
-  lastStatus?: string | null;
-  failureCount?: number;
+  lastStatus?: 'ok' | 'failed' | null;
+  lastError?: string | null;
   [field: string]: unknown;
 }
-/** GET /api/webhooks/:id/deliveries (paged). */
+/** GET /api/webhooks/:id/deliveries (paged), newest first. */
 export interface WebhookDelivery {
   _id: string;
   event: string;
-  status: string;
+  status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   responseCode: number | null;
   durationMs: number | null;

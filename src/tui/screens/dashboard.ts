@@ -66,6 +66,7 @@ function Figures({ stats }: { stats: DashboardStats }): React.ReactElement {
     h(Text, null, ' '),
     h(Text, { bold: true }, 'Automation health'),
     h(Text, { wrap: 'truncate' }, '  failed cron jobs   ', h(Text, { color: problem(health.failedCronJobs) }, String(health.failedCronJobs))),
+    health.failingWebhooks === undefined ? null : h(Text, { wrap: 'truncate' }, '  failing webhooks   ', h(Text, { color: problem(health.failingWebhooks) }, String(health.failingWebhooks))),
     h(Text, { wrap: 'truncate' }, '  webhook errors     ', h(Text, { color: problem(health.webhookErrors) }, String(health.webhookErrors))),
     h(Text, { wrap: 'truncate' }, '  unused API keys    ', h(Text, { color: health.unusedApiKeys > 0 ? tone('yellow') : tone('green') }, String(health.unusedApiKeys))),
   );

@@ -24,8 +24,7 @@ const notAvailable = (error: unknown): boolean => error instanceof ApiError && e
 
 function health(hook: Webhook): string {
   if (!hook.enabled) return 'disabled';
-  if ((hook.failureCount ?? 0) > 0) return `${hook.failureCount} failing`;
-  return hook.lastStatus ?? 'ok';
+  return hook.health === 'failing' && hook.consecutiveFailures ? `failing ×${hook.consecutiveFailures}` : hook.health;
 }
 
 function WebhookList({ onOpen }: { onOpen(hook: Webhook): void }): React.ReactElement {
@@ -49,7 +48,7 @@ function WebhookList({ onOpen }: { onOpen(hook: Webhook): void }): React.ReactEl
     return h(Box, { flexDirection: 'column' }, h(Text, { bold: true }, 'Webhooks'), h(Text, { color: tone('yellow') }, 'webhooks not available on this server'));
   }
   const layout = (name: string, url: string, events: string, secret: string, state: string): string =>
-    row([{ text: name, width: 16 }, { text: url, width: 'flex' }, { text: events, width: 16 }, { text: secret, width: 6 }, { text: state, width: 10 }], columns - 1);
+    row([{ text: name, width: 16 }, { text: url, width: 'flex' }, { text: events, width: 16 }, { text: secret, width: 6 }, { text: state, width: 12 }], columns - 1);
   return h(
     Box,
     { flexDirection: 'column' },
@@ -62,8 +61,8 @@ function WebhookList({ onOpen }: { onOpen(hook: Webhook): void }): React.ReactEl
           height: rows - 4,
           active: !session.overlay,
           header: ` ${layout('NAME', 'URL', 'EVENTS', 'SECRET', 'HEALTH')}`,
-          render: (hook) => layout(hook.name, hook.url, hook.events.join(','), hook.secretSet ? 'set' : 'unset', health(hook)),
-          color: (hook) => (!hook.enabled ? tone('gray') : (hook.failureCount ?? 0) > 0 ? tone('red') : undefined),
+          render: (hook) => layout(hook.name, hook.url, hook.events.join(','), hook.secret, health(hook)),
+          color: (hook) => (!hook.enabled ? tone('gray') : hook.health === 'failing' ? tone('red') : undefined),
           onOpen,
           onCursor: setCursor,
           empty: 'no webhooks',
