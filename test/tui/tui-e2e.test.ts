@@ -60,6 +60,12 @@ async function type(text: string): Promise<void> {
 }
 
 describe('dynctl tui in a terminal', () => {
+  it('refuses to start without a terminal (exit 2) and says why', async () => {
+    const result = await cli.run(['tui']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('dynctl tui needs a terminal (stdin and stdout)');
+  });
+
   it('opens endpoints, tries one, sees the call in the logs and quits with q and exit code 0', async () => {
     const exitFile = join(cli.home, 'tui-exit-code');
     const script = join(cli.home, 'run-tui.sh');
