@@ -23,7 +23,9 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
   const [open, setOpen] = React.useState<StoredRecord | null>(null);
   const [cursor, setCursor] = React.useState<StoredRecord | undefined>(undefined);
   const [confirming, setConfirming] = React.useState<StoredRecord | null>(null);
-  const records = useRequest((signal) => session.client.records(path, { page, limit }, { signal }), [path, page, limit]);
+  // A path with parameters (/api/orders/:id/items) is searched by its fixed part before the first one.
+  const search = path.split('/:')[0] || path;
+  const records = useRequest((signal) => session.client.records(search, { page, limit }, { signal }), [search, page, limit]);
   const remove = useAction<unknown>(() => {
     setOpen(null);
     records.reload();
