@@ -63,13 +63,13 @@ export function ApiKeysScreen(): React.ReactElement {
   };
 
   const layout = (label: string, prefix: string, perms: string, expires: string, used: string): string =>
-    row([{ text: label, width: 'flex' }, { text: prefix, width: 12 }, { text: perms, width: 22 }, { text: expires, width: 10 }, { text: used, width: 10 }], columns - 1);
+    row([{ text: label, width: 'flex' }, { text: prefix, width: 16 }, { text: perms, width: 18 }, { text: expires, width: 10 }, { text: used, width: 10 }], columns - 1);
   const below: React.ReactNode[] = [];
   if (mode.kind === 'create') {
     below.push(
       h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextInput, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit }) : h(Text, null, name)),
       mode.step === 'permissions' ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextInput, { focus: !session.overlay, value: permissions, onChange: setPermissions, onSubmit: submit })) : null,
-      h(Text, { key: 'h', dimColor: true }, 'view, manage_users, manage_api, view_logs (comma-separated)   Enter next   Esc cancel'),
+      h(Text, { key: 'h', dimColor: true }, 'view, manage_users, manage_api, view_logs   Enter next   Esc cancel'),
     );
   }
   if (mode.kind === 'revoke') {
