@@ -9,6 +9,8 @@ import type { publicCronRun } from '../services/cron-runs.ts';
 import type { PublicWebhook } from '../services/webhooks.ts';
 import type { publicDelivery } from '../services/webhook-deliveries.ts';
 import type { LoginResult, TokenPair } from '../services/auth.ts';
+import type { Profile } from '../services/profile.ts';
+import type { PublicUser } from '../services/users.ts';
 import { ApiError, NetworkError } from './errors.ts';
 
 /**
@@ -34,6 +36,11 @@ export interface ClientOptions {
   /** The message for a 401 sent without credentials (which server, what to run). */
   notLoggedIn?: string;
   timeoutMs?: number;
+  /**
+   * A client that outlives one command (`dynctl tui`): the session is refreshed whenever its
+   * access token expires (at most once per request), not once per client.
+   */
+  longLived?: boolean;
 }
 
 export interface RequestOptions {
@@ -49,6 +56,13 @@ export interface RequestOptions {
   onUploadProgress?: (sent: number, total: number) => void;
   /** Called as the answer arrives (it is read as a stream): bytes so far, and Content-Length if given. */
   onDownloadProgress?: (received: number, total: number | undefined) => void;
+  /** Cancels the request (the TUI's Esc); the rejection is the signal's reason, not a NetworkError. */
+  signal?: AbortSignal;
+}
+
+/** What the typed calls take: a signal to cancel them. */
+export interface CallOptions {
+  signal?: AbortSignal;
 }
 
 export interface RawResponse {
@@ -105,6 +119,58 @@ export interface TransferOptions {
   onUploadProgress?: RequestOptions['onUploadProgress'];
   onDownloadProgress?: RequestOptions['onDownloadProgress'];
 }
+export type { LoginResult };
+export type User = PublicUser;
+export type UserProfile = Profile;
+export interface UserGroup {
+  _id: string;
+  name: string;
+  description?: string;
+  permissions: string[];
+  isSystem?: boolean;
+}
+/** GET /api/dashboard/stats (README, Dashboard). */
+export interface DashboardStats {
+  users: number;
+  endpoints: number;
+  requests: number;
+  errors: number;
+  automation: { cronJobs: number; webhooks: number; apiKeys: number; mcpTools: number };
+  series: { days: string[]; requests: number[]; errors: number[]; logins: number[]; webhookDeliveries: number[]; cronRuns: number[]; trafficBySource?: Record<string, number[]> };
+  /** `failingWebhooks` comes with the webhook routes (hooks with `health: "failing"`). */
+  automationHealth: { failedCronJobs: number; failingWebhooks?: number; webhookErrors: number; unusedApiKeys: number };
+}
+/** POST /api/endpoints/:id/test: the input (all optional) and what the run answered. */
+export interface EndpointTestInput {
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  params?: Record<string, string>;
+  recordId?: string;
+  clientIp?: string;
+  applyNetworkAccess?: boolean;
+}
+export interface EndpointTestResult {
+  request: { method: string; path: string; clientIp: string; networkRulesApplied: boolean };
+  status: number;
+  body: unknown;
+  durationMs: number;
+}
+/** A stored record as the raw collection browser shows it (`endpointdatas`). */
+export interface StoredRecord {
+  _id: string;
+  endpointId: string;
+  resourcePath: string;
+  data: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt?: string | null;
+}
+export interface PageQuery {
+  page?: number;
+  limit?: number;
+  search?: string;
+}
 export interface ApiKeyInput {
   name: string;
   permissions: string[];
@@ -127,19 +193,33 @@ export class DynClient {
   private readonly onSessionRefreshed: ((pair: TokenPair) => Promise<void>) | undefined;
   private readonly timeoutMs: number;
   private readonly notLoggedIn: string;
+  private readonly longLived: boolean;
   private refreshed = false;
   private sessionEnded = false;
+  /** The refresh under way: parallel requests share it (a refresh token works once). */
+  private refreshing: Promise<boolean> | undefined;
 
   constructor(options: ClientOptions) {
     this.server = options.server;
     this.credentials = options.credentials;
     this.onSessionRefreshed = options.onSessionRefreshed;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.longLived = options.longLived ?? false;
     this.notLoggedIn = options.notLoggedIn ?? 'not logged in: run dynctl login, or set DYNCTL_TOKEN or DYNCTL_API_KEY';
   }
 
   get credentialKind(): Credentials['kind'] {
     return this.credentials.kind;
+  }
+
+  /** Signs in again on an existing client (the TUI's password prompt): the new session replaces the old one and is saved. */
+  async relogin(login: string, password: string): Promise<LoginResult> {
+    const result = await this.login(login, password);
+    this.credentials = { kind: 'session', accessToken: result.accessToken, refreshToken: result.refreshToken };
+    this.sessionEnded = false;
+    this.refreshed = false;
+    await this.onSessionRefreshed?.(result);
+    return result;
   }
 
   // ---- typed API -------------------------------------------------------------------------
@@ -165,70 +245,124 @@ export class DynClient {
     await this.data('POST', '/api/auth/logout', { body, auth: true });
   }
 
-  listApiKeys(): Promise<ApiKey[]> {
-    return this.listAll<ApiKey>('/api/api-keys');
+  /** GET /api/profile: the signed-in user with their permissions (not for an API key). */
+  profile(options: CallOptions = {}): Promise<UserProfile> {
+    return this.data<UserProfile>('GET', '/api/profile', options);
   }
 
-  createApiKey(input: ApiKeyInput): Promise<CreatedApiKey> {
-    return this.data<CreatedApiKey>('POST', '/api/api-keys', { body: input });
+  dashboardStats(options: CallOptions = {}): Promise<DashboardStats> {
+    return this.data<DashboardStats>('GET', '/api/dashboard/stats', options);
   }
 
-  revokeApiKey(id: string): Promise<ApiKey> {
-    return this.data<ApiKey>('DELETE', `/api/api-keys/${encodeURIComponent(id)}`);
+  listApiKeys(options: CallOptions = {}): Promise<ApiKey[]> {
+    return this.listAll<ApiKey>('/api/api-keys', {}, options);
   }
 
-  listCronJobs(): Promise<CronJob[]> {
-    return this.listAll<CronJob>('/api/cron');
+  createApiKey(input: ApiKeyInput, options: CallOptions = {}): Promise<CreatedApiKey> {
+    return this.data<CreatedApiKey>('POST', '/api/api-keys', { body: input, ...options });
+  }
+
+  revokeApiKey(id: string, options: CallOptions = {}): Promise<ApiKey> {
+    return this.data<ApiKey>('DELETE', `/api/api-keys/${encodeURIComponent(id)}`, options);
+  }
+
+  listCronJobs(options: CallOptions = {}): Promise<CronJob[]> {
+    return this.listAll<CronJob>('/api/cron', {}, options);
   }
 
   /** Runs a job now (by id or name) and answers with the run. */
-  runCronJob(idOrName: string): Promise<CronRun> {
-    return this.data<CronRun>('POST', `/api/cron/${encodeURIComponent(idOrName)}/run`);
+  runCronJob(idOrName: string, options: CallOptions = {}): Promise<CronRun> {
+    return this.data<CronRun>('POST', `/api/cron/${encodeURIComponent(idOrName)}/run`, options);
   }
 
-  cronRuns(idOrName: string, query: { page?: number; limit?: number }): Promise<Page<CronRun>> {
-    return this.page<CronRun>(`/api/cron/${encodeURIComponent(idOrName)}/runs`, query);
+  cronRuns(idOrName: string, query: { page?: number; limit?: number }, options: CallOptions = {}): Promise<Page<CronRun>> {
+    return this.page<CronRun>(`/api/cron/${encodeURIComponent(idOrName)}/runs`, query, options);
   }
 
   listWebhooks(): Promise<Webhook[]> {
     return this.listAll<Webhook>('/api/webhooks');
   }
 
-  testWebhook(idOrName: string): Promise<WebhookDelivery> {
-    return this.data<WebhookDelivery>('POST', `/api/webhooks/${encodeURIComponent(idOrName)}/test`);
+  listEndpoints(search?: string, options: CallOptions = {}): Promise<Endpoint[]> {
+    return this.listAll<Endpoint>('/api/endpoints', { search }, options);
   }
 
-  webhookDeliveries(idOrName: string, query: { page?: number; limit?: number }): Promise<Page<WebhookDelivery>> {
-    return this.page<WebhookDelivery>(`/api/webhooks/${encodeURIComponent(idOrName)}/deliveries`, query);
+  getEndpoint(id: string, options: CallOptions = {}): Promise<Endpoint> {
+    return this.data<Endpoint>('GET', `/api/endpoints/${encodeURIComponent(id)}`, options);
   }
 
-  listEndpoints(search?: string): Promise<Endpoint[]> {
-    return this.listAll<Endpoint>('/api/endpoints', { search });
+  /** GET /api/endpoints/:id/examples: sample requests (with bodies) and answers for the definition. */
+  endpointExamples(id: string, options: CallOptions = {}): Promise<{ examples?: Array<{ name: string; request: { method: string; url: string; body?: unknown } }> }> {
+    return this.data('GET', `/api/endpoints/${encodeURIComponent(id)}/examples`, options);
   }
 
-  listEndpointGroups(): Promise<EndpointGroup[]> {
-    return this.listAll<EndpointGroup>('/api/endpoints/groups');
+  /** POST /api/endpoints/:id/test: runs the endpoint as a live call would, as the caller. */
+  testEndpoint(id: string, input: EndpointTestInput, options: CallOptions = {}): Promise<EndpointTestResult> {
+    return this.data<EndpointTestResult>('POST', `/api/endpoints/${encodeURIComponent(id)}/test`, { body: input, ...options });
   }
 
-  logs(query: { page?: number; limit?: number; action?: string; search?: string }): Promise<Page<LogEntry>> {
-    return this.page<LogEntry>('/api/dashboard/logs', query);
+  listEndpointGroups(options: CallOptions = {}): Promise<EndpointGroup[]> {
+    return this.listAll<EndpointGroup>('/api/endpoints/groups', {}, options);
+  }
+
+  /** Stored records whose resource path contains `path` (the raw collection browser; `manage_users`). */
+  records(path: string, query: { page?: number; limit?: number }, options: CallOptions = {}): Promise<Page<StoredRecord>> {
+    return this.page<StoredRecord>('/api/database/collections/endpointdatas', { ...query, search: path }, options);
+  }
+
+  deleteRecord(id: string, options: CallOptions = {}): Promise<unknown> {
+    return this.data('DELETE', `/api/database/collections/endpointdatas/${encodeURIComponent(id)}`, options);
+  }
+
+  users(query: PageQuery, options: CallOptions = {}): Promise<Page<User>> {
+    return this.page<User>('/api/users', { ...query }, options);
+  }
+
+  /** PUT /api/users/:id with a new status: disabling ends every session of the user. */
+  setUserStatus(id: string, status: User['status'], options: CallOptions = {}): Promise<User> {
+    return this.data<User>('PUT', `/api/users/${encodeURIComponent(id)}`, { body: { status }, ...options });
+  }
+
+  unlockUser(id: string, options: CallOptions = {}): Promise<User & { wasLocked: boolean }> {
+    return this.data('POST', `/api/users/${encodeURIComponent(id)}/unlock`, options);
+  }
+
+  listGroups(options: CallOptions = {}): Promise<UserGroup[]> {
+    return this.listAll<UserGroup>('/api/groups', {}, options);
+  }
+
+  webhooks(query: PageQuery, options: CallOptions = {}): Promise<Page<Webhook>> {
+    return this.page<Webhook>('/api/webhooks', { ...query }, options);
+  }
+
+  webhookDeliveries(id: string, query: PageQuery, options: CallOptions = {}): Promise<Page<WebhookDelivery>> {
+    return this.page<WebhookDelivery>(`/api/webhooks/${encodeURIComponent(id)}/deliveries`, { ...query }, options);
+  }
+
+  /** POST /api/webhooks/:id/test: sends a test event now; answers with the delivery. */
+  testWebhook(id: string, options: CallOptions = {}): Promise<WebhookDelivery> {
+    return this.data<WebhookDelivery>('POST', `/api/webhooks/${encodeURIComponent(id)}/test`, options);
+  }
+
+  logs(query: { page?: number; limit?: number; action?: string; search?: string }, options: CallOptions = {}): Promise<Page<LogEntry>> {
+    return this.page<LogEntry>('/api/dashboard/logs', query, options);
   }
 
   /** `data` of GET /api/project/status, or null when this server has no project routes (404). */
-  async projectStatus(): Promise<unknown> {
-    const response = await this.request('GET', '/api/project/status');
+  async projectStatus(options: CallOptions = {}): Promise<unknown> {
+    const response = await this.request('GET', '/api/project/status', options);
     if (response.status === 404) return null;
     return this.check<unknown>(response, true).data;
   }
 
   /** POST /api/project/plan: what applying `bundle` would change; writes nothing. */
-  planProject(bundle: ProjectBundle, options: { prune: boolean }): Promise<ProjectPlan> {
-    return this.data<ProjectPlan>('POST', '/api/project/plan', { body: bundle, query: { prune: String(options.prune) } });
+  planProject(bundle: ProjectBundle, options: { prune: boolean } & CallOptions): Promise<ProjectPlan> {
+    return this.data<ProjectPlan>('POST', '/api/project/plan', { body: bundle, query: { prune: String(options.prune) }, signal: options.signal });
   }
 
   /** POST /api/project/apply (definitions only); `dryRun` is the plan in the same shape. */
-  applyProject(bundle: ProjectBundle, options: { prune: boolean; dryRun: boolean }): Promise<ProjectApplyResult> {
-    return this.data<ProjectApplyResult>('POST', '/api/project/apply', { body: bundle, query: { prune: String(options.prune), dryRun: String(options.dryRun) } });
+  applyProject(bundle: ProjectBundle, options: { prune: boolean; dryRun: boolean } & CallOptions): Promise<ProjectApplyResult> {
+    return this.data<ProjectApplyResult>('POST', '/api/project/apply', { body: bundle, query: { prune: String(options.prune), dryRun: String(options.dryRun) }, signal: options.signal });
   }
 
   /**
@@ -270,8 +404,8 @@ export class DynClient {
     return this.check<T>(await this.request(method, path, options), options.auth !== false).data;
   }
 
-  async page<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<Page<T>> {
-    const { data, meta } = this.check<T[]>(await this.request('GET', path, { query }), true);
+  async page<T>(path: string, query: Record<string, string | number | undefined> = {}, options: CallOptions = {}): Promise<Page<T>> {
+    const { data, meta } = this.check<T[]>(await this.request('GET', path, { query, signal: options.signal }), true);
     return {
       items: data,
       page: Number(meta?.page ?? query.page ?? 1),
@@ -281,10 +415,10 @@ export class DynClient {
   }
 
   /** Every page of a paged list route. */
-  async listAll<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T[]> {
+  async listAll<T>(path: string, query: Record<string, string | number | undefined> = {}, options: CallOptions = {}): Promise<T[]> {
     const items: T[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
-      const result = await this.page<T>(path, { ...query, page, limit: PAGE_LIMIT });
+      const result = await this.page<T>(path, { ...query, page, limit: PAGE_LIMIT }, options);
       items.push(...result.items);
       if (result.items.length === 0 || items.length >= result.total) break;
     }
@@ -298,11 +432,13 @@ export class DynClient {
    */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
     const auth = options.auth !== false;
-    if (auth && this.credentials.kind === 'session' && !this.refreshed && tokenExpired(this.credentials.accessToken)) {
+    let refreshedNow = false;
+    if (auth && this.credentials.kind === 'session' && this.mayRefresh() && tokenExpired(this.credentials.accessToken)) {
+      refreshedNow = true;
       await this.refreshSession();
     }
     const response = await this.send(method, path, options, auth);
-    if (response.status === 401 && auth && this.credentials.kind === 'session' && !this.refreshed) {
+    if (response.status === 401 && auth && this.credentials.kind === 'session' && this.mayRefresh() && !refreshedNow) {
       if (await this.refreshSession()) return this.send(method, path, options, auth);
     }
     return response;
@@ -324,8 +460,20 @@ export class DynClient {
     }
   }
 
+  /** Once per client for a command; for a long-lived client, whenever the session is not known to have ended. */
+  private mayRefresh(): boolean {
+    return this.longLived ? !this.sessionEnded : !this.refreshed;
+  }
+
   /** Exchanges the refresh token for a new pair; false when the server refuses it (session over). */
-  private async refreshSession(): Promise<boolean> {
+  private refreshSession(): Promise<boolean> {
+    this.refreshing ??= this.exchangeRefreshToken().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async exchangeRefreshToken(): Promise<boolean> {
     if (this.credentials.kind !== 'session') return false;
     this.refreshed = true;
     const response = await this.send('POST', '/api/auth/refresh', { body: { refreshToken: this.credentials.refreshToken } }, false);
@@ -357,11 +505,14 @@ export class DynClient {
     let text: string;
     try {
       // A stream body needs duplex: 'half' (fetch sends it chunked).
-      const init: RequestInit & { duplex?: 'half' } = { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) };
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+      const init: RequestInit & { duplex?: 'half' } = { method, headers, body, redirect: 'manual', signal };
       if (typeof body === 'object') init.duplex = 'half';
       response = await fetch(url, init);
       text = options.onDownloadProgress ? await readWithProgress(response, options.onDownloadProgress) : await response.text();
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw new NetworkError(describeNetworkError(error, this.server, timeoutMs));
     }
     const durationMs = Math.round((performance.now() - started) * 10) / 10;

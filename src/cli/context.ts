@@ -106,7 +106,7 @@ export class CliContext {
    * stored session when it is for this server (refreshed and saved back when its access token
    * has expired), else none. No server at all is "not logged in" (exit 3), not a guess.
    */
-  async client(options: { anonymous?: boolean; storedSessionOnly?: boolean } = {}): Promise<DynClient> {
+  async client(options: { anonymous?: boolean; storedSessionOnly?: boolean; longLived?: boolean } = {}): Promise<DynClient> {
     const target = await this.target();
     if (target.server === undefined) throw authError(`not logged in${target.name !== DEFAULT_CONTEXT ? ` (context "${target.name}")` : ''}: run dynctl login --server URL`);
     const credentials: Credentials = options.anonymous ? { kind: 'none' } : this.credentialsFrom(target, options.storedSessionOnly ?? false);
@@ -114,6 +114,7 @@ export class CliContext {
       server: target.server,
       credentials,
       notLoggedIn: notLoggedIn(target, target.server),
+      longLived: options.longLived ?? false,
       onSessionRefreshed: async (pair) => {
         await updateSession(this.configPath, target.name, (session) => ({ ...session, accessToken: pair.accessToken, refreshToken: pair.refreshToken }));
       },

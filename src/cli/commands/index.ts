@@ -10,6 +10,7 @@ import { projectCommands } from './project.ts';
 import { serveCommand } from './serve.ts';
 import { sessionCommands } from './session.ts';
 import { statusCommand } from './status.ts';
+import { tuiCommand } from './tui.ts';
 import { usersCommands } from './users.ts';
 import { webhooksCommands } from './webhooks.ts';
 
@@ -31,4 +32,5 @@ export const COMMANDS: readonly CommandModule[] = [
   callCommand,
   logsCommand,
   discoveryCommands,
+  tuiCommand,
 ];

@@ -1,0 +1,112 @@
+// API keys: name, prefix, permissions, expiry, last use. `c` creates one (name, then
+// permissions) and shows the key once — it is never shown again; `x` revokes the one under the
+// cursor after a y/N question. Keys need `manage_api` to list at all.
+import React from 'react';
+import { Box, Text, useInput } from 'ink';
+import TextInput from 'ink-text-input';
+import type { ApiKey, CreatedApiKey } from '../../cli/client.ts';
+import { Busy } from '../components/busy.ts';
+import { Confirm } from '../components/confirm.ts';
+import { ErrorView } from '../components/error-view.ts';
+import { ListView } from '../components/list-view.ts';
+import { row, when } from '../format.ts';
+import { useCapture, useSession } from '../session.ts';
+import { tone } from '../theme.ts';
+import { useAction, useRequest } from '../use-request.ts';
+
+const h = React.createElement;
+
+type Mode = { kind: 'list' } | { kind: 'create'; step: 'name' | 'permissions' } | { kind: 'revoke'; key: ApiKey };
+
+export function ApiKeysScreen(): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const keys = useRequest((signal) => session.client.listApiKeys({ signal }), []);
+  const [mode, setMode] = React.useState<Mode>({ kind: 'list' });
+  const [cursor, setCursor] = React.useState<ApiKey | undefined>(undefined);
+  const [name, setName] = React.useState('');
+  const [permissions, setPermissions] = React.useState('view');
+  const canWrite = session.can('manage_api');
+  const create = useAction<CreatedApiKey>(() => keys.reload());
+  const revoke = useAction<ApiKey>(() => keys.reload());
+  const creating = mode.kind === 'create';
+  useCapture(creating);
+
+  useInput(
+    (input, key) => {
+      if (key.escape) {
+        if (creating) setMode({ kind: 'list' });
+        else if (keys.loading) keys.cancel();
+        else if (create.busy) create.cancel();
+        else if (revoke.busy) revoke.cancel();
+        else if (create.result) create.clear();
+      } else if (creating) return;
+      else if (input === 'r') keys.reload();
+      else if (input === 'c' && canWrite) {
+        create.clear();
+        setName('');
+        setMode({ kind: 'create', step: 'name' });
+      } else if (input === 'x' && canWrite && cursor) setMode({ kind: 'revoke', key: cursor });
+    },
+    { isActive: !session.overlay && mode.kind !== 'revoke' },
+  );
+
+  const submit = (): void => {
+    if (mode.kind !== 'create') return;
+    if (mode.step === 'name') {
+      if (name.trim()) setMode({ kind: 'create', step: 'permissions' });
+      return;
+    }
+    const list = permissions.split(/[\s,]+/).filter(Boolean);
+    setMode({ kind: 'list' });
+    create.run((signal) => session.client.createApiKey({ name: name.trim(), permissions: list }, { signal }));
+  };
+
+  const layout = (label: string, prefix: string, perms: string, expires: string, used: string): string =>
+    row([{ text: label, width: 'flex' }, { text: prefix, width: 16 }, { text: perms, width: 18 }, { text: expires, width: 10 }, { text: used, width: 10 }], columns - 1);
+  const below: React.ReactNode[] = [];
+  if (mode.kind === 'create') {
+    below.push(
+      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextInput, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit }) : h(Text, null, name)),
+      mode.step === 'permissions' ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextInput, { focus: !session.overlay, value: permissions, onChange: setPermissions, onSubmit: submit })) : null,
+      h(Text, { key: 'h', dimColor: true }, 'view, manage_users, manage_api, view_logs   Enter next   Esc cancel'),
+    );
+  }
+  if (mode.kind === 'revoke') {
+    below.push(h(Confirm, { key: 'c', question: `revoke the key "${mode.key.name}" (${mode.key.prefix}…)?`, onAnswer: (yes: boolean) => (setMode({ kind: 'list' }), yes ? revoke.run((signal) => session.client.revokeApiKey(mode.key._id, { signal })) : undefined) }));
+  }
+  if (create.busy) below.push(h(Busy, { key: 'cb', label: 'creating the key' }));
+  if (revoke.busy) below.push(h(Busy, { key: 'rb', label: 'revoking' }));
+  for (const error of [create.error, revoke.error]) if (error) below.push(h(ErrorView, { key: `e${below.length}`, error }));
+  if (revoke.result) below.push(h(Text, { key: 'rv', color: tone('green') }, `✓ revoked ${revoke.result.name}`));
+  if (create.result) {
+    below.push(
+      h(
+        Box,
+        { key: 'key', flexDirection: 'column', borderStyle: 'round', paddingX: 1 },
+        h(Text, { color: tone('green') }, `✓ created "${create.result.name}". Copy the key now: it is not shown again.`),
+        h(Text, { bold: true }, create.result.key),
+        h(Text, { dimColor: true }, 'Esc hides it'),
+      ),
+    );
+  }
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true, wrap: 'truncate' }, 'API keys', h(Text, { dimColor: true }, `  ${canWrite ? 'c create  x revoke  ' : ''}r reload`)),
+    keys.loading ? h(Busy, { label: 'loading keys' }) : null,
+    keys.error ? h(ErrorView, { error: keys.error }) : null,
+    keys.data
+      ? h(ListView<ApiKey>, {
+          items: keys.data,
+          height: Math.max(3, rows - 3 - (below.length > 0 ? 5 : 0)),
+          active: !session.overlay && mode.kind === 'list',
+          header: ` ${layout('NAME', 'PREFIX', 'PERMISSIONS', 'EXPIRES', 'LAST USED')}`,
+          render: (k) => layout(k.name, k.prefix, k.permissions.join(','), k.expiresAt ? when(k.expiresAt).slice(0, 10) : 'never', k.lastUsedAt ? when(k.lastUsedAt).slice(0, 10) : 'never'),
+          onCursor: setCursor,
+          empty: 'no API keys',
+        })
+      : null,
+    ...below,
+  );
+}

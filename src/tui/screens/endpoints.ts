@@ -1,0 +1,227 @@
+// Endpoints: the definitions (search with `/`), one definition's detail (schema, access,
+// network rules, call count), "try it" (POST /api/endpoints/:id/test with a body you edit:
+// status, body, time) and the endpoint's records (records.ts). Write actions — try it, records
+// with delete — show only to logins that hold the permission.
+import React from 'react';
+import { Box, Text, useInput } from 'ink';
+import TextInput from 'ink-text-input';
+import type { Endpoint, EndpointTestResult } from '../../cli/client.ts';
+import { Busy } from '../components/busy.ts';
+import { ErrorView } from '../components/error-view.ts';
+import { ListView } from '../components/list-view.ts';
+import { SearchLine } from '../components/search-line.ts';
+import { clip, jsonLines, row } from '../format.ts';
+import { useCapture, useSession } from '../session.ts';
+import { statusTone, tone } from '../theme.ts';
+import { useAction, useRequest } from '../use-request.ts';
+import { RecordsView } from './records.ts';
+
+const h = React.createElement;
+
+type View = { kind: 'list' } | { kind: 'detail'; id: string } | { kind: 'try'; endpoint: Endpoint } | { kind: 'records'; endpoint: Endpoint };
+
+export function EndpointsScreen(): React.ReactElement {
+  const [view, setView] = React.useState<View>({ kind: 'list' });
+  const back = (): void => setView(view.kind === 'try' || view.kind === 'records' ? { kind: 'detail', id: view.endpoint._id } : { kind: 'list' });
+  switch (view.kind) {
+    case 'list':
+      return h(EndpointList, { onOpen: (endpoint: Endpoint) => setView({ kind: 'detail', id: endpoint._id }) });
+    case 'detail':
+      return h(EndpointDetail, { id: view.id, onBack: back, onTry: (endpoint: Endpoint) => setView({ kind: 'try', endpoint }), onRecords: (endpoint: Endpoint) => setView({ kind: 'records', endpoint }) });
+    case 'try':
+      return h(TryIt, { endpoint: view.endpoint, onBack: back });
+    case 'records':
+      return h(RecordsView, { path: view.endpoint.path, onBack: back });
+  }
+}
+
+function EndpointList({ onOpen }: { onOpen(endpoint: Endpoint): void }): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const list = useRequest((signal) => session.client.listEndpoints(undefined, { signal }), []);
+  const [search, setSearch] = React.useState('');
+  const [searching, setSearching] = React.useState(false);
+  const shown = React.useMemo(() => {
+    const needle = search.trim().toLowerCase();
+    const all = list.data ?? [];
+    return needle ? all.filter((e) => `${e.method} ${e.path} ${e.name}`.toLowerCase().includes(needle)) : all;
+  }, [list.data, search]);
+  const keys = !session.overlay && !searching;
+  useInput(
+    (input, key) => {
+      if (key.escape && list.loading) list.cancel();
+      else if (key.escape && search) setSearch('');
+      else if (input === '/') setSearching(true);
+      else if (input === 'r') list.reload();
+    },
+    { isActive: keys },
+  );
+  const layout = (method: string, path: string, name: string, access: string, calls: string): string =>
+    row([{ text: method, width: 6 }, { text: path, width: 'flex' }, { text: name, width: Math.min(24, Math.floor(columns / 4)) }, { text: access, width: 13 }, { text: calls, width: 7 }], columns - 1);
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true }, `Endpoints`, h(Text, { dimColor: true }, list.data ? `  ${shown.length} of ${list.data.length}   / search  Enter open  r reload` : '')),
+    h(SearchLine, { value: search, editing: searching, onChange: setSearch, onDone: () => setSearching(false) }),
+    list.loading ? h(Busy, { label: 'loading endpoints' }) : null,
+    list.cancelled ? h(Text, { dimColor: true }, 'cancelled: r loads again') : null,
+    list.error ? h(ErrorView, { error: list.error }) : null,
+    list.data
+      ? h(ListView<Endpoint>, {
+          items: shown,
+          height: rows - 2,
+          active: keys,
+          header: ` ${layout('METHOD', 'PATH', 'NAME', 'ACCESS', 'CALLS')}`,
+          render: (e) => layout(e.method, e.path, e.name, e.enabled ? e.accessType : 'disabled', String(e.callCount ?? 0)),
+          color: (e) => (e.enabled ? undefined : tone('gray')),
+          onOpen,
+          empty: search ? `no endpoint matches "${search}"` : 'no endpoints yet',
+        })
+      : null,
+  );
+}
+
+function EndpointDetail(props: { id: string; onBack(): void; onTry(endpoint: Endpoint): void; onRecords(endpoint: Endpoint): void }): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const detail = useRequest((signal) => session.client.getEndpoint(props.id, { signal }), [props.id]);
+  const endpoint = detail.data;
+  const canTry = session.can('manage_api') && endpoint !== undefined && !endpoint.isSystem;
+  const canRecords = session.can('manage_users') && endpoint !== undefined && !endpoint.isSystem;
+  useInput(
+    (input, key) => {
+      if (key.escape) {
+        if (detail.loading) detail.cancel();
+        else props.onBack();
+      } else if (input === 'r') detail.reload();
+      else if (input === 't' && canTry) props.onTry(endpoint);
+      else if (input === 'd' && canRecords) props.onRecords(endpoint);
+    },
+    { isActive: !session.overlay },
+  );
+  if (!endpoint) {
+    return h(Box, { flexDirection: 'column' }, detail.loading ? h(Busy, { label: 'loading the definition' }) : null, detail.error ? h(ErrorView, { error: detail.error }) : null, h(Text, { dimColor: true }, 'Esc back'));
+  }
+  const fields = schemaFields(endpoint.schema);
+  const network = endpoint.networkAccess;
+  const lines: Array<[string, string]> = [
+    ['Name', endpoint.name],
+    ['Access', `${endpoint.accessType}${endpoint.allowedGroupIds?.length ? ` (groups: ${endpoint.allowedGroupIds.length})` : ''}${endpoint.enabled ? '' : '  DISABLED'}`],
+    ['Network', network?.enabled ? `only ${[...network.allowedIpRanges, ...network.allowedDomains].join(', ') || '(nothing)'}` : `open${endpoint.inheritGroupNetworkAccess ? ' (inherits the group rules)' : ''}`],
+    ['Calls', String(endpoint.callCount ?? 0)],
+    ['Handler', endpoint.handler?.enabled ? 'JavaScript' : 'records (built in)'],
+  ];
+  const room = Math.max(1, rows - lines.length - 5);
+  const actions = [canTry ? 't try it' : '', canRecords ? 'd records' : '', 'r reload', 'Esc back'].filter(Boolean).join('  ');
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true, wrap: 'truncate' }, `${endpoint.method} ${endpoint.path}`, endpoint.isSystem ? h(Text, { dimColor: true }, '  (system)') : null),
+    ...lines.map(([label, value]) => h(Text, { key: label, wrap: 'truncate' }, h(Text, { dimColor: true }, label.padEnd(9)), value)),
+    h(Text, { bold: true }, `Schema (${fields.length} field${fields.length === 1 ? '' : 's'})`),
+    ...fields.slice(0, room).map(([name, field]) =>
+      h(Text, { key: name, wrap: 'truncate' }, `  ${clip(name, 20).padEnd(20)} ${String(field.type ?? '').padEnd(10)} ${field.required ? 'required ' : ''}${describeField(field)}`),
+    ),
+    fields.length > room ? h(Text, { dimColor: true }, `  … ${fields.length - room} more`) : null,
+    h(Text, { dimColor: true, wrap: 'truncate' }, clip(actions, columns)),
+  );
+}
+
+/** `[name, field]` pairs of a schema, whether it is keyed by name or (system endpoints) a list. */
+function schemaFields(schema: unknown): Array<[string, Record<string, unknown>]> {
+  if (Array.isArray(schema)) return schema.map((field: Record<string, unknown>) => [String(field.name ?? '?'), field]);
+  return Object.entries((schema ?? {}) as Record<string, Record<string, unknown>>);
+}
+
+/** The constraints of a field in one short phrase. */
+function describeField(field: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const key of ['minLength', 'maxLength', 'minimum', 'maximum', 'format', 'enum', 'refEndpointId']) {
+    if (field[key] !== undefined && field[key] !== null) parts.push(`${key}=${JSON.stringify(field[key])}`);
+  }
+  return parts.join(' ');
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): React.ReactElement {
+  const session = useSession();
+  const { rows } = session.size;
+  const hasBody = BODY_METHODS.has(endpoint.method);
+  const [body, setBody] = React.useState('');
+  const [editing, setEditing] = React.useState(hasBody);
+  const [problem, setProblem] = React.useState<string | null>(null);
+  useCapture(editing);
+  const test = useAction<EndpointTestResult>();
+  const example = useRequest((signal) => (hasBody ? session.client.endpointExamples(endpoint._id, { signal }) : Promise.resolve(null)), [endpoint._id]);
+  // The editor is filled once, when the example arrives; it is mounted again then (`filled` is
+  // its key) so that its cursor starts at the end of the text.
+  const [filled, setFilled] = React.useState(false);
+  const [editorKey, setEditorKey] = React.useState(0);
+  React.useEffect(() => {
+    const sample = example.data?.examples?.[0]?.request.body;
+    if (sample === undefined || filled) return;
+    setBody((current) => current || JSON.stringify(sample));
+    setFilled(true);
+  }, [example.data, filled]);
+
+  const send = (): void => {
+    let parsed: unknown;
+    if (hasBody && body.trim()) {
+      try {
+        parsed = JSON.parse(body);
+      } catch (error) {
+        setProblem(`the body is not JSON: ${(error as Error).message}`);
+        return;
+      }
+    }
+    setProblem(null);
+    setEditing(false);
+    test.run((signal) => session.client.testEndpoint(endpoint._id, parsed === undefined ? {} : { body: parsed }, { signal }));
+  };
+
+  useInput(
+    (input, key) => {
+      if (key.escape) {
+        if (test.busy) test.cancel();
+        else if (editing && hasBody) setEditing(false);
+        else onBack();
+      } else if (editing && key.ctrl && input === 'u') {
+        // The text field takes the same key as a "u": clear once it has, and start it afresh.
+        setTimeout(() => {
+          setBody('');
+          setEditorKey((n) => n + 1);
+        }, 0);
+      }
+      else if (!editing && (key.return || input === 'x')) send();
+      else if (!editing && input === 'e' && hasBody) setEditing(true);
+    },
+    { isActive: !session.overlay },
+  );
+
+  const result = test.result;
+  const bodyLines = result ? jsonLines(result.body) : [];
+  const room = Math.max(1, rows - 7);
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
+    hasBody
+      ? h(Box, null, h(Box, { marginRight: 1 }, h(Text, { color: tone('cyan') }, 'Body:')), editing ? h(TextInput, { focus: !session.overlay, key: `${filled ? 'filled' : 'empty'}-${editorKey}`, value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
+      : h(Text, { dimColor: true }, 'No body for this method.'),
+    problem ? h(Text, { color: tone('red') }, problem) : null,
+    test.busy ? h(Busy, { label: 'running' }) : null,
+    test.cancelled ? h(Text, { dimColor: true }, 'cancelled') : null,
+    test.error ? h(ErrorView, { error: test.error }) : null,
+    result
+      ? h(
+          Box,
+          { flexDirection: 'column' },
+          h(Text, null, 'Status ', h(Text, { color: statusTone(result.status), bold: true }, String(result.status)), `   Time ${result.durationMs} ms   as ${result.request.clientIp}`),
+          ...bodyLines.slice(0, room).map((line, index) => h(Text, { key: index, wrap: 'truncate' }, line)),
+          bodyLines.length > room ? h(Text, { dimColor: true }, `… ${bodyLines.length - room} more lines`) : null,
+        )
+      : null,
+    h(Text, { dimColor: true }, editing ? 'Enter: send   Ctrl+U: clear   Esc: stop editing' : `Enter/x: send${hasBody ? '   e: edit the body' : ''}   Esc: back`),
+  );
+}

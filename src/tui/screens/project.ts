@@ -1,0 +1,172 @@
+// Project: the server's watched directory (GET /api/project/status: watching, last reconcile,
+// problems with file and line), and a local project directory against the server — `p` loads
+// it as `dynctl validate` does and plans it (POST /api/project/plan), shown like `dynctl diff`
+// (+ create, ~ update with its fields, - delete); `a` applies it after a y/N question (without
+// prune: definitions only on the server are kept). `e` changes the local directory.
+import React from 'react';
+import { Box, Text, useInput } from 'ink';
+import TextInput from 'ink-text-input';
+import type { ProjectApplyResult, ProjectBundle, ProjectChange, ProjectPlan } from '../../cli/client.ts';
+import type { Problem } from '../../project/problem.ts';
+import type { ProjectStatusView } from '../../project/status.ts';
+import { Busy } from '../components/busy.ts';
+import { Confirm } from '../components/confirm.ts';
+import { ErrorView } from '../components/error-view.ts';
+import { clip, when } from '../format.ts';
+import { useCapture, useSession } from '../session.ts';
+import { tone } from '../theme.ts';
+import { useAction, useRequest } from '../use-request.ts';
+
+const h = React.createElement;
+
+interface LocalPlan {
+  dir: string;
+  problems: Problem[];
+  bundle: ProjectBundle | null;
+  plan: ProjectPlan | null;
+}
+
+const SYMBOL = { create: '+', update: '~', delete: '-' } as const;
+const COLOR = { create: 'green', update: 'yellow', delete: 'red' } as const;
+
+/** The plan as the lines `dynctl diff` prints: one per change, then its fields (`    field: from → to`). */
+export function planLines(changes: readonly ProjectChange[]): Array<{ text: string; action: ProjectChange['action'] }> {
+  const lines: Array<{ text: string; action: ProjectChange['action'] }> = [];
+  for (const change of changes) {
+    lines.push({ text: `${SYMBOL[change.action]} ${change.kind} ${change.key}`, action: change.action });
+    for (const field of change.fields ?? []) lines.push({ text: `    ${field.field}: ${show(field.from)} → ${show(field.to)}`, action: change.action });
+  }
+  return lines;
+}
+
+function show(value: unknown): string {
+  return value === undefined ? '(none)' : clip(JSON.stringify(value), 40);
+}
+
+/** `file:line: path message`, the file relative to `dir` when it is inside it (80 columns are few). */
+function formatProblem(problem: Problem, dir?: string): string {
+  const base = dir?.replace(/\/+$/, '');
+  const file = base && problem.file?.startsWith(`${base}/`) ? problem.file.slice(base.length + 1) : problem.file;
+  const where = file === undefined ? '' : `${file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
+  return `${where}${problem.path ? `${problem.path} ` : ''}${problem.message}`;
+}
+
+export function ProjectScreen(): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const status = useRequest((signal) => session.client.projectStatus({ signal }) as Promise<ProjectStatusView | null>, []);
+  const [dir, setDir] = React.useState(session.projectDir);
+  const [editing, setEditing] = React.useState(false);
+  const [confirming, setConfirming] = React.useState(false);
+  const [scroll, setScroll] = React.useState(0);
+  const canApply = session.can('manage_api');
+  useCapture(editing);
+  const plan = useAction<LocalPlan>();
+  // The plan shown is what was applied: clear it (p plans again).
+  const apply = useAction<ProjectApplyResult>(() => {
+    plan.clear();
+    status.reload();
+  });
+
+  const runPlan = (): void => {
+    apply.clear();
+    plan.run(async (signal) => {
+      // Loaded when asked for: src/project pulls in the handler compiler.
+      const { loadProject } = await import('../../project/files.ts');
+      const loaded = loadProject(dir);
+      if (loaded.problems.length > 0) return { dir, problems: loaded.problems, bundle: null, plan: null };
+      return { dir, problems: [], bundle: loaded.bundle, plan: await session.client.planProject(loaded.bundle, { prune: false, signal }) };
+    });
+  };
+
+  useInput(
+    (input, key) => {
+      if (key.escape) {
+        if (status.loading) status.cancel();
+        else if (plan.busy) plan.cancel();
+        else if (apply.busy) apply.cancel();
+      } else if (input === 'r') status.reload();
+      else if (input === 'p') {
+        setScroll(0);
+        runPlan();
+      } else if (input === 'j' || key.downArrow) setScroll((at) => at + 1);
+      else if (input === 'k' || key.upArrow) setScroll((at) => Math.max(0, at - 1));
+      else if (input === 'e') setEditing(true);
+      else if (input === 'a' && canApply && plan.result?.bundle && (plan.result.plan?.changes.length ?? 0) > 0) setConfirming(true);
+    },
+    { isActive: !session.overlay && !editing && !confirming },
+  );
+  useInput(
+    (_input, key) => {
+      if (key.escape) setEditing(false);
+    },
+    { isActive: editing && !session.overlay },
+  );
+
+  const view = status.data;
+  const serverLines: React.ReactNode[] = [];
+  if (view === null) serverLines.push(h(Text, { key: 'none', dimColor: true }, 'this server has no project routes'));
+  else if (view) {
+    const last = view.lastReconcile;
+    serverLines.push(
+      h(Text, { key: 'dir', wrap: 'truncate' }, `Server dir ${view.dir}  `, h(Text, { color: view.watching ? tone('green') : tone('gray') }, view.watching ? 'watching' : 'not watching')),
+      h(
+        Text,
+        { key: 'last', wrap: 'truncate' },
+        'Last sync  ',
+        last ? h(Text, { color: last.ok ? tone('green') : tone('red') }, `${when(last.at)} ${last.ok ? `ok (+${last.summary.create} ~${last.summary.update} -${last.summary.delete})` : `failed: ${last.error ?? ''}`}`) : 'never',
+      ),
+      ...view.problems.slice(0, 4).map((problem, index) => h(Text, { key: `p${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, view.dir)}`)),
+      view.problems.length > 4 ? h(Text, { key: 'more', dimColor: true }, `  … ${view.problems.length - 4} more problems`) : null,
+    );
+  }
+
+  const result = plan.result;
+  const local: React.ReactNode[] = [];
+  if (result) {
+    if (result.problems.length > 0) {
+      local.push(h(Text, { key: 'ph', color: tone('red') }, `${result.problems.length} problem(s), nothing is sent:`));
+      for (const [index, problem] of result.problems.entries()) local.push(h(Text, { key: `lp${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, result.dir)}`));
+    } else if (result.plan) {
+      const lines = planLines(result.plan.changes);
+      if (lines.length === 0) local.push(h(Text, { key: 'same', color: tone('green') }, `No differences: apply would change nothing from ${result.dir}.`));
+      for (const [index, line] of lines.entries()) local.push(h(Text, { key: `c${index}`, color: tone(COLOR[line.action]), wrap: 'truncate' }, line.text));
+      const s = result.plan.summary;
+      if (lines.length > 0) local.push(h(Text, { key: 'sum' }, `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete.`));
+    }
+  }
+  const room = Math.max(2, rows - 4 - serverLines.length - (confirming || apply.busy || apply.result || apply.error ? 1 : 0));
+  const from = Math.min(scroll, Math.max(0, local.length - room + 1));
+  const shownLocal =
+    local.length > room ? [...local.slice(from, from + room - 1), h(Text, { key: 'cut', dimColor: true }, `lines ${from + 1}-${from + room - 1} of ${local.length}  (j/k scroll)`)] : local;
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true, wrap: 'truncate' }, 'Project', h(Text, { dimColor: true }, `  p plan  ${canApply ? 'a apply  ' : ''}e change dir  j/k scroll  r reload`)),
+    status.loading ? h(Busy, { label: 'loading the project status' }) : null,
+    status.error ? h(ErrorView, { error: status.error }) : null,
+    ...serverLines,
+    h(
+      Box,
+      null,
+      h(Text, null, 'Local dir  '),
+      editing ? h(TextInput, { focus: !session.overlay, value: dir, onChange: setDir, onSubmit: () => setEditing(false) }) : h(Text, { wrap: 'truncate' }, clip(dir, columns - 12)),
+    ),
+    plan.busy ? h(Busy, { label: `planning ${dir}` }) : null,
+    plan.error ? h(ErrorView, { error: plan.error }) : null,
+    ...shownLocal,
+    confirming
+      ? h(Confirm, {
+          question: `apply ${dir} to ${session.client.server}?`,
+          onAnswer: (yes: boolean) => {
+            setConfirming(false);
+            const bundle = result?.bundle;
+            if (yes && bundle) apply.run((signal) => session.client.applyProject(bundle, { prune: false, dryRun: false, signal }));
+          },
+        })
+      : null,
+    apply.busy ? h(Busy, { label: 'applying' }) : null,
+    apply.error ? h(ErrorView, { error: apply.error }) : null,
+    apply.result ? h(Text, { color: tone('green') }, `✓ applied: ${apply.result.summary.create} created, ${apply.result.summary.update} updated, ${apply.result.summary.delete} deleted`) : null,
+  );
+}

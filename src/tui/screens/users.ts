@@ -1,0 +1,135 @@
+// Users and groups (Tab switches). Users: search with `/` (the server's search over name, login,
+// email, status), `d` disables or enables the user under the cursor (y/N; disabling ends their
+// sessions), `u` ends a login lockout — both for `manage_users` only. Groups: name, permissions.
+import React from 'react';
+import { Box, Text, useInput } from 'ink';
+import type { User, UserGroup } from '../../cli/client.ts';
+import { Busy } from '../components/busy.ts';
+import { Confirm } from '../components/confirm.ts';
+import { ErrorView } from '../components/error-view.ts';
+import { ListView } from '../components/list-view.ts';
+import { SearchLine } from '../components/search-line.ts';
+import { row, when } from '../format.ts';
+import { useSession } from '../session.ts';
+import { tone } from '../theme.ts';
+import { useAction, useRequest } from '../use-request.ts';
+
+const h = React.createElement;
+
+export function UsersScreen(): React.ReactElement {
+  const session = useSession();
+  const [tab, setTab] = React.useState<'users' | 'groups'>('users');
+  const [busyTab, setBusyTab] = React.useState(false);
+  useInput(
+    (_input, key) => {
+      if (key.tab) setTab(tab === 'users' ? 'groups' : 'users');
+    },
+    { isActive: !session.overlay && !busyTab },
+  );
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { wrap: 'truncate' }, h(Text, { inverse: tab === 'users', bold: true }, ' Users '), ' ', h(Text, { inverse: tab === 'groups', bold: true }, ' Groups '), h(Text, { dimColor: true }, '  (Tab switches)')),
+    tab === 'users' ? h(UserList, { onTyping: setBusyTab }) : h(GroupList),
+  );
+}
+
+function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const [search, setSearch] = React.useState('');
+  const [applied, setApplied] = React.useState('');
+  const [searching, setSearching] = React.useState(false);
+  const [cursor, setCursor] = React.useState<User | undefined>(undefined);
+  const [confirm, setConfirm] = React.useState<User | null>(null);
+  const users = useRequest((signal) => session.client.users({ page: 1, limit: 100, search: applied || undefined }, { signal }), [applied]);
+  const change = useAction<User>(() => users.reload());
+  const canWrite = session.can('manage_users');
+  React.useEffect(() => onTyping(searching || confirm !== null), [searching, confirm, onTyping]);
+
+  useInput(
+    (input, key) => {
+      if (key.escape) {
+        if (users.loading) users.cancel();
+        else if (change.busy) change.cancel();
+        else if (applied) {
+          setSearch('');
+          setApplied('');
+        }
+      } else if (input === '/') setSearching(true);
+      else if (input === 'r') users.reload();
+      else if (input === 'd' && canWrite && cursor) setConfirm(cursor);
+      else if (input === 'u' && canWrite && cursor) change.run((signal) => session.client.unlockUser(cursor._id, { signal }));
+    },
+    { isActive: !session.overlay && !searching && confirm === null },
+  );
+
+  const layout = (login: string, name: string, status: string, groups: string, last: string): string =>
+    row([{ text: login, width: 18 }, { text: name, width: 'flex' }, { text: status, width: 8 }, { text: groups, width: 6 }, { text: last, width: 19 }], columns - 1);
+  const result = change.result as (User & { wasLocked?: boolean }) | undefined;
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { dimColor: true, wrap: 'truncate' }, `${users.data ? `${users.data.total} users   ` : ''}/ search  ${canWrite ? 'd disable/enable  u unlock  ' : ''}r reload`),
+    h(SearchLine, { value: search, editing: searching, onChange: setSearch, onDone: () => (setSearching(false), setApplied(search.trim())) }),
+    users.loading ? h(Busy, { label: 'loading users' }) : null,
+    users.error ? h(ErrorView, { error: users.error }) : null,
+    users.data
+      ? h(ListView<User>, {
+          items: users.data.items,
+          height: rows - 5,
+          active: !session.overlay && !searching && confirm === null,
+          header: ` ${layout('LOGIN', 'NAME', 'STATUS', 'GROUPS', 'LAST LOGIN (UTC)')}`,
+          render: (user) => layout(user.login, user.name, user.status, String(user.groupIds.length), when(user.lastLoginAt)),
+          color: (user) => (user.status === 'disabled' ? tone('gray') : undefined),
+          onCursor: setCursor,
+          empty: applied ? `no user matches "${applied}"` : 'no users',
+        })
+      : null,
+    confirm
+      ? h(Confirm, {
+          question: `${confirm.status === 'active' ? 'disable' : 'enable'} ${confirm.login}?${confirm.status === 'active' ? ' (ends their sessions)' : ''}`,
+          onAnswer: (yes: boolean) => {
+            const user = confirm;
+            setConfirm(null);
+            if (yes) change.run((signal) => session.client.setUserStatus(user._id, user.status === 'active' ? 'disabled' : 'active', { signal }));
+          },
+        })
+      : null,
+    change.busy ? h(Busy, { label: 'saving' }) : null,
+    change.error ? h(ErrorView, { error: change.error }) : null,
+    result && !change.busy
+      ? h(Text, { color: tone('green') }, result.wasLocked === undefined ? `✓ ${result.login} is ${result.status}` : result.wasLocked ? `✓ ${result.login} unlocked` : `✓ ${result.login} was not locked`)
+      : null,
+  );
+}
+
+function GroupList(): React.ReactElement {
+  const session = useSession();
+  const { rows, columns } = session.size;
+  const groups = useRequest((signal) => session.client.listGroups({ signal }), []);
+  useInput(
+    (input, key) => {
+      if (key.escape && groups.loading) groups.cancel();
+      else if (input === 'r') groups.reload();
+    },
+    { isActive: !session.overlay },
+  );
+  const layout = (name: string, permissions: string, system: string): string => row([{ text: name, width: 22 }, { text: permissions, width: 'flex' }, { text: system, width: 6 }], columns - 1);
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    groups.loading ? h(Busy, { label: 'loading groups' }) : null,
+    groups.error ? h(ErrorView, { error: groups.error }) : null,
+    groups.data
+      ? h(ListView<UserGroup>, {
+          items: groups.data,
+          height: rows - 2,
+          active: !session.overlay,
+          header: ` ${layout('NAME', 'PERMISSIONS', 'SYSTEM')}`,
+          render: (group) => layout(group.name, group.permissions.join(', '), group.isSystem ? 'yes' : ''),
+          empty: 'no groups',
+        })
+      : null,
+  );
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { KEY, renderTui } from '../helpers/tui.ts';
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  token = await server.adminToken();
+  const create = await server.api('POST', '/api/endpoints', {
+    token,
+    body: { name: 'Create product', path: '/api/shop/products', method: 'POST', accessType: 'public', schema: { title: { type: 'string', required: true, maxLength: 200 }, price: { type: 'number', minimum: 0 } } },
+  });
+  expect(create.status).toBe(201);
+  await server.api('POST', '/api/endpoints', { token, body: { name: 'List products', path: '/api/shop/products', method: 'GET', accessType: 'public', schema: {} } });
+  await server.api('POST', '/api/endpoints', { token, body: { name: 'Orders', path: '/api/shop/orders', method: 'GET', accessType: 'public', schema: {} } });
+  for (const title of ['Dune', 'Emma']) expect((await server.api('POST', '/api/shop/products', { body: { title, price: 5 } })).status).toBe(201);
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('dynctl tui: endpoints', () => {
+  it('lists the definitions and narrows them with / search', async () => {
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      const list = await tui.waitFor('/api/shop/orders');
+      expect(list).toMatch(/POST +\/api\/shop\/products +Create product +public +\d/);
+      await tui.press('/');
+      await tui.type('orders');
+      await tui.press(KEY.enter);
+      const frame = await tui.waitFor('1 of');
+      expect(frame).toContain('/api/shop/orders');
+      expect(frame).not.toContain('Create product');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('opens a definition with its schema, access, network rules and call count, and Esc goes back', async () => {
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('Create');
+      await tui.press(KEY.enter, KEY.enter);
+      const detail = await tui.waitFor('Schema (2 fields)');
+      expect(detail).toContain('POST /api/shop/products');
+      expect(detail).toContain('Access   public');
+      expect(detail).toContain('Network  open');
+      expect(detail).toContain('Calls    2');
+      expect(detail).toMatch(/title +string +required maxLength=200/);
+      expect(detail).toContain('t try it');
+      await tui.press(KEY.escape);
+      await tui.waitFor('METHOD PATH');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('tries an endpoint with an edited body and shows status, body and time', async () => {
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('Create');
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('Schema (2 fields)');
+      await tui.press('t');
+      await tui.waitFor('"title":"text"');
+      // Replace the example body: clear it, then type a body the schema refuses.
+      await tui.press(...Array.from({ length: 40 }, () => '\u007F'));
+      await tui.type('{"price":-1}');
+      await tui.press(KEY.enter);
+      const refused = await tui.waitFor('Status 400');
+      expect(refused).toMatch(/Time [\d.]+ ms/);
+      expect(refused).toContain('"field": "title"');
+      await tui.press('e');
+      await tui.press(...Array.from({ length: 20 }, () => '\u007F'));
+      await tui.type('{"title":"Kafka"}');
+      await tui.press(KEY.enter);
+      const created = await tui.waitFor('Status 201');
+      expect(created).toContain('"title": "Kafka"');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('pages the records of an endpoint, shows one as JSON and deletes it after y', async () => {
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('List products');
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('d records');
+      await tui.press('d');
+      const records = await tui.waitFor(/Records of \/api\/shop\/products {2}page 1\/1, \d in all/);
+      expect(records).toContain('"title":"Dune"');
+      const total = Number(/(\d) in all/.exec(records)![1]);
+      await tui.press(KEY.enter);
+      await tui.waitFor('"resourcePath": "/api/shop/products"');
+      await tui.press('x');
+      await tui.waitFor(/delete record [0-9a-f]{24}\? \[y\/N\]/);
+      await tui.press('y');
+      await tui.waitFor(`${total - 1} in all`);
+      expect(tui.frame()).toContain('✓ deleted');
+    } finally {
+      tui.unmount();
+    }
+  });
+});

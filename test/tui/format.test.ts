@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { cell, row, sparkline, when } from '../../src/tui/format.ts';
+import { planLines } from '../../src/tui/screens/project.ts';
+
+describe('tui text helpers', () => {
+  it.each([
+    { name: 'all zero is a flat line', values: [0, 0, 0], expected: '▁▁▁' },
+    { name: 'scaled to the series maximum', values: [0, 4, 8], expected: '▁▅█' },
+    { name: 'one busy day', values: [0, 0, 0, 0, 0, 0, 3], expected: '▁▁▁▁▁▁█' },
+  ])('sparkline: $name', ({ values, expected }) => {
+    expect(sparkline(values)).toBe(expected);
+  });
+
+  it('fits cells to their width with an ellipsis and lets the flex column take the rest', () => {
+    expect(cell('abcdef', 4)).toBe('abc…');
+    expect(cell('ab', 4)).toBe('ab  ');
+    expect(cell('a\nb', 3)).toBe('a b');
+    const line = row([{ text: 'GET', width: 6 }, { text: '/api/a-very-long-path/that/goes/on', width: 'flex' }, { text: '12', width: 5 }], 30);
+    expect(line.length).toBeLessThanOrEqual(30);
+    expect(line).toMatch(/^GET {4}\/api\/a-very-lo.*… 12$/);
+  });
+
+  it('shows dates in UTC without the T and — for none', () => {
+    expect(when('2026-11-24T18:40:47.123Z')).toBe('2026-11-24 18:40:47');
+    expect(when(null)).toBe('—');
+  });
+
+  it('lays out a plan like dynctl diff: + create, ~ update with its fields, - delete', () => {
+    const lines = planLines([
+      { kind: 'group', key: 'shop', action: 'create' },
+      { kind: 'endpoint', key: 'GET /api/x', action: 'update', fields: [{ field: 'description', from: '', to: 'X' }] },
+      { kind: 'endpoint', key: 'GET /api/y', action: 'delete' },
+    ]);
+    expect(lines.map((line) => line.text)).toEqual(['+ group shop', '~ endpoint GET /api/x', '    description: "" → "X"', '- endpoint GET /api/y']);
+    expect(lines.map((line) => line.action)).toEqual(['create', 'update', 'update', 'delete']);
+  });
+});

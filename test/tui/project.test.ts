@@ -1,0 +1,58 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/server-process.ts';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { renderTui } from '../helpers/tui.ts';
+
+const VALID = join(ROOT, 'test/fixtures/projects/valid');
+const BAD = join(ROOT, 'test/fixtures/projects/bad-field-type');
+
+let server: TestServer;
+beforeAll(async () => {
+  // The fixture's network rule is a `${env:OFFICE_RANGE}` placeholder, resolved by the server.
+  process.env.OFFICE_RANGE = '10.0.0.0/8';
+  server = await startTestServer({ PLACEHOLDER_ENV_PREFIX: 'OFFICE_' });
+  // …and its orders endpoint admits the user group Customers.
+  const token = await server.adminToken();
+  expect((await server.api('POST', '/api/groups', { token, body: { name: 'Customers', permissions: [] } })).status).toBe(201);
+});
+afterAll(async () => {
+  delete process.env.OFFICE_RANGE;
+  await server.close();
+});
+
+describe('dynctl tui: project', () => {
+  it('shows the server directory status, plans a local directory like dynctl diff and applies it after y', async () => {
+    const tui = await renderTui(server, { screen: 'project', projectDir: VALID });
+    try {
+      const status = await tui.waitFor('Server dir');
+      expect(status).toContain('Last sync');
+      expect(status).toContain(`Local dir  ${VALID.slice(0, 60)}`);
+      await tui.press('p');
+      const plan = await tui.waitFor('Plan: 5 to create, 0 to update, 0 to delete.', 30_000);
+      expect(plan).toContain('+ group');
+      expect(plan).toMatch(/\+ endpoint GET \/api\//);
+      await tui.press('a');
+      await tui.waitFor(`to ${server.url}? [y/N]`);
+      await tui.press('y');
+      await tui.waitFor('✓ applied: 5 created, 0 updated, 0 deleted', 30_000);
+      await tui.press('p');
+      await tui.waitFor('No differences: apply would change nothing', 30_000);
+    } finally {
+      tui.unmount();
+    }
+  }, 120_000);
+
+  it('lists the problems of a local directory with file and line and sends nothing', async () => {
+    const tui = await renderTui(server, { screen: 'project', projectDir: BAD });
+    try {
+      await tui.waitFor('Server dir');
+      await tui.press('p');
+      const frame = await tui.waitFor('1 problem(s), nothing is sent:', 30_000);
+      expect(frame).toContain('  endpoints/items.yaml:9: schema.price.type must be one of');
+      expect(frame).not.toContain('Plan:');
+    } finally {
+      tui.unmount();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { ADMIN_PASSWORD, cleanupServerProcesses, DYNCTL, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+/**
+ * `dynctl tui` end to end: the real command in a real pseudo-terminal (tmux, 100×30) against a
+ * real server process, driven by keys and read from the pane as a person sees it.
+ */
+const run = promisify(execFile);
+// A tmux server of this test's own, so nothing of the developer's tmux is touched.
+const SOCKET = `dyn-tui-e2e-${process.pid}`;
+const SESSION = 'tui';
+const tmux = (...args: string[]) => run('tmux', ['-L', SOCKET, ...args]);
+
+let server: ServerProcess;
+let cli: Cli;
+beforeAll(async () => {
+  server = await startServerProcess();
+  const { accessToken } = await server.login();
+  const note = { name: 'Create note', path: '/api/notes', method: 'POST', accessType: 'public', schema: { text: { type: 'string', required: true, maxLength: 100 } } };
+  expect((await server.api('POST', '/api/endpoints', { token: accessToken, body: note })).status).toBe(201);
+  cli = makeCli();
+  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
+  expect(login.code).toBe(0);
+}, 60_000);
+afterAll(async () => {
+  await tmux('kill-server').catch(() => undefined);
+  await cleanupCli();
+  await cleanupServerProcesses();
+});
+
+async function pane(): Promise<string> {
+  return (await tmux('capture-pane', '-p', '-t', SESSION)).stdout;
+}
+
+async function waitForPane(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await pane().catch(() => '');
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in the pane within ${timeoutMs} ms; it shows:\n${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function keys(...sequence: string[]): Promise<void> {
+  for (const key of sequence) {
+    await tmux('send-keys', '-t', SESSION, key);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function type(text: string): Promise<void> {
+  await tmux('send-keys', '-t', SESSION, '-l', text);
+  await new Promise((resolve) => setTimeout(resolve, 250));
+}
+
+describe('dynctl tui in a terminal', () => {
+  it('refuses to start without a terminal (exit 2) and says why', async () => {
+    const result = await cli.run(['tui']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('dynctl tui needs a terminal (stdin and stdout)');
+  });
+
+  it('opens endpoints, tries one, sees the call in the logs and quits with q and exit code 0', async () => {
+    const exitFile = join(cli.home, 'tui-exit-code');
+    const script = join(cli.home, 'run-tui.sh');
+    // The pane runs the command with this test's config only, and records its exit code.
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncd '${ROOT}'\nexport HOME='${cli.home}' DYNCTL_CONFIG='${cli.configPath}' TERM=xterm-256color\nunset DYNCTL_SERVER DYNCTL_TOKEN DYNCTL_API_KEY DYNCTL_CONTEXT\n'${process.execPath}' '${DYNCTL}' tui\necho $? > '${exitFile}'\n`,
+    );
+    chmodSync(script, 0o755);
+    await tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', script);
+
+    await waitForPane(/Automation health/, 60_000);
+    await keys('2');
+    await waitForPane(/POST +\/api\/notes +Create note/);
+    await keys('/');
+    await type('notes');
+    await keys('Enter', 'Enter');
+    await waitForPane(/Schema \(1 field\)/);
+    await keys('t');
+    await waitForPane(/Body: \{"text":"text"\}/);
+    await keys('Enter');
+    const tried = await waitForPane(/Status 201/);
+    expect(tried).toMatch(/Time [\d.]+ ms/);
+    expect(tried).toContain('"text": "text"');
+
+    await keys('Escape', 'Escape', '3');
+    const logs = await waitForPane(/api_call +POST \/api\/notes 201/, 30_000);
+    expect(logs).toContain('live, every 2 s');
+
+    await keys('q');
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(exitFile) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
+  }, 180_000);
+});
