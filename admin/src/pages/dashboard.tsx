@@ -89,7 +89,7 @@ export default function Dashboard() {
         <h3 style={{ marginTop: 0 }}>Automation health</h3>
         <ul style={{ margin: 0 }}>
           <li class={health.failedCronJobs ? 'bad' : 'ok'}>
-            {health.failedCronJobs} cron job(s) whose last run failed {health.failedCronJobs > 0 && <Link to="/cron?failing=1">see them</Link>}
+            {health.failedCronJobs} cron job(s) whose last run failed {health.failedCronJobs > 0 && <Link to="/cron">see the jobs</Link>}
           </li>
           <li class={health.webhookErrors ? 'bad' : 'ok'}>
             {health.webhookErrors} failed webhook deliveries this week {health.webhookErrors > 0 && <Link to="/webhooks">see webhooks</Link>}
