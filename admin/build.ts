@@ -57,6 +57,7 @@ writeFileSync(
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="color-scheme" content="light dark">
+    <meta name="dyn-csp-nonce" content="__DYN_CSP_NONCE__">
     <title>dyn admin</title>
     <link rel="icon" href="data:,">
     ${css ? `<link rel="stylesheet" href="${css}">` : ''}

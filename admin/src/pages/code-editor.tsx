@@ -9,6 +9,9 @@ import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { useEffect, useRef } from 'preact/hooks';
 
+// The server puts a fresh CSP nonce into the page for each load; CodeMirror's <style> carries it.
+const nonce = document.querySelector<HTMLMetaElement>('meta[name="dyn-csp-nonce"]')?.content ?? '';
+
 export interface CodeEditorProps {
   value: string;
   onChange: (value: string) => void;
@@ -40,6 +43,7 @@ export default function CodeEditor(props: CodeEditorProps) {
         doc: props.value,
         extensions: [
           basicSetup,
+          EditorView.cspNonce.of(nonce),
           props.language === 'json' ? json() : javascript(),
           EditorState.readOnly.of(!!props.readOnly),
           EditorView.contentAttributes.of({ 'aria-label': props.label }),

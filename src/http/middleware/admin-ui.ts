@@ -4,6 +4,7 @@
 // work); /admin/assets/<file> are the hashed build outputs, cached for a year. A missing build is
 // a page saying how to make it, never a blank page. The app talks to the public management API
 // only, with the same session cookie and CSRF token any browser client would use.
+import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +15,15 @@ export const ADMIN_ROOT = '/admin';
 const ASSETS = `${ADMIN_ROOT}/assets/`;
 const DEFAULT_DIST = fileURLToPath(new URL('../../../dist/admin/', import.meta.url));
 
-/** The admin's CSP: same-origin everything, no inline script, no eval, frames of its own origin only (the docs page). */
-export const ADMIN_CSP = [
+/**
+ * The admin's CSP: same-origin everything, no inline script, no eval, frames of its own origin
+ * only (the docs page). CodeMirror adds its styles as a <style> element: it carries the page's
+ * per-response nonce (handed to the app in a meta tag), so no 'unsafe-inline' is needed.
+ */
+export const adminCsp = (nonce?: string): string => [
   "default-src 'none'",
   "script-src 'self'",
-  "style-src 'self'",
+  nonce ? `style-src 'self' 'nonce-${nonce}'` : "style-src 'self'",
   "img-src 'self' data:",
   "font-src 'self'",
   "connect-src 'self'",
@@ -28,6 +33,9 @@ export const ADMIN_CSP = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/** The placeholder admin/build.ts writes into index.html's `dyn-csp-nonce` meta tag. */
+export const NONCE_PLACEHOLDER = '__DYN_CSP_NONCE__';
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -61,8 +69,8 @@ export function adminUi(dist: string = DEFAULT_DIST) {
       ctx.body = { success: false, error: `Method ${ctx.method} not allowed on ${ctx.path}` };
       return;
     }
-    ctx.set('Content-Security-Policy', ADMIN_CSP);
     if (ctx.path.startsWith(ASSETS)) {
+      ctx.set('Content-Security-Policy', adminCsp());
       const name = ctx.path.slice(ASSETS.length);
       const type = TYPES[extname(name)];
       // Flat names only: the build writes no sub-directories, so no path ever leaves assets/.
@@ -79,13 +87,15 @@ export function adminUi(dist: string = DEFAULT_DIST) {
       return;
     }
     const html = await readIndex();
-    ctx.set('Cache-Control', 'no-cache');
+    const nonce = randomBytes(16).toString('base64');
+    ctx.set('Content-Security-Policy', adminCsp(nonce));
+    ctx.set('Cache-Control', 'no-store');
     ctx.type = 'text/html; charset=utf-8';
     if (html === null) {
       ctx.status = 503;
       ctx.body = MISSING_BUILD;
       return;
     }
-    ctx.body = html;
+    ctx.body = html.replaceAll(NONCE_PLACEHOLDER, nonce);
   };
 }
