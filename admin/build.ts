@@ -32,7 +32,7 @@ const result = await esbuild.build({
   entryNames: '[name]-[hash]',
   chunkNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
-  minify: true,
+  minify: process.env.ADMIN_MINIFY !== '0',
   sourcemap: false,
   jsx: 'automatic',
   jsxImportSource: 'preact',

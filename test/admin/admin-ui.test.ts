@@ -151,16 +151,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
   });
 
   it('shows a handler compile error at its line', async () => {
-    const step = (name: string) => process.env.ADMIN_TEST_DEBUG && console.log('step', name);
-    step('start');
     await page.getByLabel('Run JavaScript instead of the default CRUD').check();
     const editor = page.locator('.cm-content');
-    step('checked');
     await editor.click();
-    step('clicked');
     await page.keyboard.press('Control+End');
     await page.keyboard.type('\n}}');
-    step('typed');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.locator('.field-error', { hasText: 'does not compile' }).first().waitFor();
     await expect(page.locator('.cm-lintRange-error').count()).resolves.toBeGreaterThan(0);

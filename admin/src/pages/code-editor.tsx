@@ -7,11 +7,17 @@ import { json } from '@codemirror/lang-json';
 import { setDiagnostics } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
+import { Component, type RefObject } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
 // The server puts a fresh CSP nonce into the page for each load; CodeMirror's <style> carries it.
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="dyn-csp-nonce"]')?.content ?? '';
 
+/**
+ * Uncontrolled: `value` is the initial text; edits are reported through `onChange`. To load other
+ * text, give the component a new `key`. (Writing the parent's value back on every render races
+ * the typing: an effect from an older render would replace newer keystrokes.)
+ */
 export interface CodeEditorProps {
   value: string;
   onChange: (value: string) => void;
@@ -56,12 +62,6 @@ export default function CodeEditor(props: CodeEditorProps) {
     return () => view.current?.destroy();
   }, []);
 
-  // Outside changes (a reload) replace the text; typing does not come back through here.
-  useEffect(() => {
-    const v = view.current;
-    if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
-  }, [props.value]);
-
   useEffect(() => {
     const v = view.current;
     if (!v) return;
@@ -73,5 +73,15 @@ export default function CodeEditor(props: CodeEditorProps) {
     v.dispatch(setDiagnostics(v.state, [{ from, to: Math.max(from, line.to), severity: 'error', message: props.error }]));
   }, [props.error]);
 
-  return <div class="cm-wrap" ref={box} />;
+  return <Host box={box} />;
+}
+
+/** The editor's element: rendered once and never diffed again, so Preact leaves CodeMirror's DOM alone. */
+class Host extends Component<{ box: RefObject<HTMLDivElement> }> {
+  override shouldComponentUpdate(): boolean {
+    return false;
+  }
+  override render() {
+    return <div class="cm-wrap" ref={this.props.box} />;
+  }
 }

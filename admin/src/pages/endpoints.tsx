@@ -439,7 +439,7 @@ function Editor(props: { id: string | null }) {
           </label>
           {draft.handler.enabled && (
             <div style={{ marginTop: '8px' }}>
-              <CodeEditor label="Handler code" language="javascript" value={draft.handler.code} readOnly={!writable} error={handlerError} onChange={(code) => setDraft((d) => (d ? { ...d, handler: { ...d.handler, code } } : d))} />
+              <CodeEditor key={(loaded.data as any)?.updatedAt} label="Handler code" language="javascript" value={draft.handler.code} readOnly={!writable} error={handlerError} onChange={(code) => setDraft((d) => (d ? { ...d, handler: { ...d.handler, code } } : d))} />
               {handlerError && <div class="field-error">{handlerError}</div>}
             </div>
           )}
