@@ -77,7 +77,7 @@ export default function CodeEditor(props: CodeEditorProps) {
 }
 
 /** The editor's element: rendered once and never diffed again, so Preact leaves CodeMirror's DOM alone. */
-class Host extends Component<{ box: RefObject<HTMLDivElement> }> {
+class Host extends Component<{ box: RefObject<HTMLDivElement | null> }> {
   override shouldComponentUpdate(): boolean {
     return false;
   }
