@@ -37,7 +37,7 @@ function Chart(props: { title: string; days: string[]; series: Array<{ label: st
       {
         width: Math.max(240, el.clientWidth),
         height: 180,
-        series: [{}, ...props.series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { size: 5 } }))],
+        series: [{ label: 'Day', value: (_u: uPlot, v: number | null) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) }, ...props.series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { size: 5 } }))],
         axes: [{ ...axis, values: (_u: uPlot, ticks: number[]) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) }, { ...axis, size: 40 }],
         scales: { x: { time: true }, y: { range: (_u: uPlot, _min: number, max: number) => [0, Math.max(4, max)] } },
         legend: { show: props.series.length > 1 },
