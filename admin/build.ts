@@ -2,7 +2,8 @@
 // splitting (each page is its own chunk, so CodeMirror and elkjs load only on the pages that use
 // them), hashes every file name (served with a year's cache) and writes index.html naming them.
 // Run by `npm run build:admin`, and by `prepare` on `npm install`/`npm ci`.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
@@ -69,5 +70,7 @@ writeFileSync(
 </html>
 `,
 );
+// Pre-compressed copies: the server sends `<file>.gz` to clients that accept gzip.
+for (const [file] of outputs) if (/\.(js|css)$/.test(file)) writeFileSync(`${join(process.cwd(), file)}.gz`, gzipSync(readFileSync(join(process.cwd(), file)), { level: 9 }));
 const bytes = outputs.filter(([file]) => file.endsWith('.js')).reduce((sum, [, meta]) => sum + meta.bytes, 0);
 process.stdout.write(`build:admin: dist/admin (${outputs.length} files, ${Math.round(bytes / 1024)} kB of JavaScript)\n`);

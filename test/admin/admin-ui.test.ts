@@ -76,7 +76,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
   };
 
-  it('answers /admin and deep links with the app under a strict CSP, and hashed assets with a long cache', async () => {
+  it('answers /admin and deep links with the app under a strict CSP, and hashed assets gzipped with a long cache', async () => {
     for (const path of ['/admin', '/admin/endpoints/abc', '/admin/settings']) {
       const res = await fetch(`${t.url}${path}`);
       expect(res.status).toBe(200);
@@ -89,6 +89,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
       const js = await fetch(`${t.url}${asset}`);
       expect(js.status).toBe(200);
       expect(js.headers.get('cache-control')).toContain('immutable');
+      expect(js.headers.get('content-encoding')).toBe('gzip');
     }
     expect((await fetch(`${t.url}/admin/assets/nope-123.js`)).status).toBe(404);
   });

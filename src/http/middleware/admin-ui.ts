@@ -82,8 +82,12 @@ export function adminUi(dist: string = DEFAULT_DIST) {
         return;
       }
       ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+      ctx.set('Vary', 'Accept-Encoding');
       ctx.type = type;
-      ctx.body = await readFile(file);
+      // The build writes a gzip copy of each script and style sheet.
+      const gzip = /\bgzip\b/.test(ctx.get('Accept-Encoding')) ? await readFile(`${file}.gz`).catch(() => null) : null;
+      if (gzip) ctx.set('Content-Encoding', 'gzip');
+      ctx.body = gzip ?? (await readFile(file));
       return;
     }
     const html = await readIndex();
