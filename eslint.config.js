@@ -36,6 +36,16 @@ export default tseslint.config(
   },
   ...layerRules,
   {
+    // The web admin runs in the browser (built by admin/build.ts); it talks to the server over HTTP only.
+    files: ['admin/src/**'],
+    languageOptions: { globals: globals.browser },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/*/**', '**/src/server.ts'], message: 'the admin uses the HTTP API only' }] }],
+      // Responses are JSON shaped by the server; pages type what they read, not every envelope.
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-console': 'off' },
   },

@@ -32,7 +32,8 @@ export const DOCS_CSP = [
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
-  "frame-ancestors 'none'",
+  // The web admin embeds the page (same origin only).
+  "frame-ancestors 'self'",
 ].join('; ');
 
 const PAGE = `<!DOCTYPE html>

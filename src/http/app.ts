@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Services } from './container.ts';
 import { isReservedConcretePath } from '../model/reserved-paths.ts';
 import { notServed } from '../runtime/error-response.ts';
+import { adminUi } from './middleware/admin-ui.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { jsonBody } from './middleware/body.ts';
 import { cors } from './middleware/cors.ts';
@@ -43,6 +44,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.use(cors(services.config.corsOrigins));
   app.use(requestContext(services.settings));
   app.use(rateLimit(services.rateLimiter));
+  app.use(adminUi());
   app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH] }));
   app.use(authenticate(services));
   app.use(csrfProtection());

@@ -27,6 +27,10 @@ export interface LogQuery {
   limit: number;
   action?: string;
   search?: string;
+  /** Entries created at or after this time. */
+  from?: Date;
+  /** Entries created before this time. */
+  to?: Date;
 }
 
 const FLUSH_MS = 500;
@@ -104,6 +108,7 @@ export class AuditLog {
 
   async list(query: LogQuery): Promise<Page<LogDoc>> {
     const filter: Filter = query.action ? { action: query.action } : {};
+    if (query.from || query.to) filter.createdAt = { ...(query.from ? { $gte: query.from } : {}), ...(query.to ? { $lt: query.to } : {}) };
     return this.store.collection<LogDoc>('logs').findPage(filter, {
       page: query.page,
       limit: query.limit,

@@ -1,3 +1,4 @@
+import { badRequest } from '../../lib/errors.ts';
 import type { LogDoc } from '../../model/records.ts';
 import type { Services } from '../container.ts';
 import { requireAny } from '../middleware/require-permission.ts';
@@ -21,8 +22,19 @@ export function dashboardRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.get('/dashboard/logs', requireAny('view_logs'), async (ctx) => {
-    const query = listQuery(ctx, { extra: ['action'] });
+    const query = listQuery(ctx, { extra: ['action', 'from', 'to'] });
     const action = query.extra.action?.trim();
-    paged(ctx, await services.audit.list({ page: query.page, limit: query.limit, ...(query.search ? { search: query.search } : {}), ...(action ? { action } : {}) }), query, publicLog);
+    const from = dateParam('from', query.extra.from);
+    const to = dateParam('to', query.extra.to);
+    const range = { ...(from ? { from } : {}), ...(to ? { to } : {}) };
+    paged(ctx, await services.audit.list({ page: query.page, limit: query.limit, ...(query.search ? { search: query.search } : {}), ...(action ? { action } : {}), ...range }), query, publicLog);
   });
+}
+
+/** `from`/`to` of the log: an ISO 8601 date or date-time (`2026-11-24`, `2026-11-24T10:00:00Z`). */
+function dateParam(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const date = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim()) ? new Date(value.trim()) : new Date(Number.NaN);
+  if (Number.isNaN(date.getTime())) throw badRequest(`Query parameter "${name}" must be an ISO 8601 date`, [{ field: name, message: 'must be an ISO 8601 date' }]);
+  return date;
 }

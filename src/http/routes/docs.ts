@@ -29,6 +29,7 @@ export function docsRoutes(router: ApiRouter, services: { openApi: OpenApiDocs }
     if (!asset) throw notFound(`No route for ${ctx.method} ${ctx.path}`);
     const { body, type } = await asset;
     ctx.set('Content-Security-Policy', DOCS_CSP);
+    ctx.set('X-Frame-Options', 'SAMEORIGIN');
     ctx.set('Cache-Control', name === '' ? 'no-cache' : 'public, max-age=3600');
     ctx.type = type;
     ctx.body = body;

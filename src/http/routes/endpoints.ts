@@ -63,8 +63,11 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.get('/endpoints', read, async (ctx) => {
-    const query = listQuery(ctx, { defaultLimit: 50 });
-    const page = await services.endpoints.list(query);
+    const query = listQuery(ctx, { defaultLimit: 50, extra: ['groupId'] });
+    // `groupId=<id>` lists one endpoint group's definitions, `groupId=none` those in no group.
+    const groupId = query.extra.groupId;
+    const filter = groupId === undefined || groupId === '' ? undefined : { groupId: groupId === 'none' ? null : groupId };
+    const page = await services.endpoints.list({ ...query, ...(filter ? { filter } : {}) });
     paged(ctx, { items: await services.endpoints.present(page.items), total: page.total }, query, (item) => item);
   });
   router.get('/endpoints/:id', read, async (ctx) => {

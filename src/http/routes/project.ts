@@ -4,6 +4,7 @@ import type { Bundle } from '../../project/bundle.ts';
 import { checkBundleShape } from '../../project/bundle-shape.ts';
 import { summarize } from '../../project/diff.ts';
 import { exportBundle } from '../../project/export.ts';
+import { loadProject } from '../../project/files.ts';
 import type { Services } from '../container.ts';
 import { readBundleBody, toYaml } from '../bundle-body.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
@@ -53,6 +54,15 @@ export function projectRoutes(router: ApiRouter, services: Services): void {
   router.get('/project/status', manage, async (ctx) => {
     readQuery(ctx, []);
     ok(ctx, services.projectStatus.view());
+  });
+
+  // Which file of the project directory holds each definition (the admin shows it in the
+  // editor): `[{kind, key, file, handlerFile?}]`, `key` as in plan changes (`GET /api/x`, a group's
+  // lower-cased name), `file` relative to the project directory. Read-only; read on each call.
+  router.get('/project/files', manage, async (ctx) => {
+    readQuery(ctx, []);
+    const { files } = loadProject(services.config.projectDir);
+    ok(ctx, [...files.values()].map(({ kind, key, relPath, handlerFile }) => ({ kind, key, file: relPath, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) })));
   });
 }
 

@@ -1,0 +1,268 @@
+// The web admin in a real browser: Debian's chromium driven by playwright-core against a real
+// server (the admin is built first, as `npm install` would). One browser and one page for the
+// whole file, so it stays fast. Screenshots of every page go to test-results/admin/ (not
+// committed). Without a chromium binary (CHROMIUM_PATH, default /usr/bin/chromium) the file is
+// skipped; .ci/run installs it.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ROOT = join(import.meta.dirname, '..', '..');
+const SHOTS = join(ROOT, 'test-results', 'admin');
+
+const PAGES: Array<[path: string, heading: string]> = [
+  ['/', 'Dashboard'],
+  ['/endpoints', 'Endpoints'],
+  ['/endpoint-groups', 'Endpoint groups'],
+  ['/api-schema', 'API schema'],
+  ['/api-docs', 'API docs'],
+  ['/cron', 'Cron jobs'],
+  ['/webhooks', 'Webhooks'],
+  ['/api-keys', 'API keys'],
+  ['/mcp', 'MCP'],
+  ['/users', 'Users'],
+  ['/groups', 'Groups'],
+  ['/logs', 'Audit log'],
+  ['/database/endpoints', 'Database'],
+  ['/system', 'System'],
+  ['/settings', 'Settings'],
+];
+
+describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
+  let t: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let projectDir: string;
+  let admin: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(ROOT, 'admin', 'build.ts')], { cwd: ROOT, stdio: 'pipe' });
+    mkdirSync(SHOTS, { recursive: true });
+    projectDir = mkdtempSync(join(tmpdir(), 'dyn-admin-project-'));
+    t = await startTestServer({ PROJECT_DIR: projectDir, PROJECT_WATCH: 'on' });
+    admin = await t.adminToken();
+    browser = await chromium.launch({ executablePath: CHROMIUM });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    // Shorter than the test timeout, so a missing element fails with its locator named.
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      problems.push(`console: ${message.text()} (${message.location().url})`);
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const go = async (path: string) => {
+    await page.goto(`${t.url}/admin${path === '/' ? '' : path}`);
+  };
+  const signIn = async (login: string, password: string) => {
+    await page.getByLabel('Login').fill(login);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  };
+
+  it('answers /admin and deep links with the app under a strict CSP, and hashed assets gzipped with a long cache', async () => {
+    for (const path of ['/admin', '/admin/endpoints/abc', '/admin/settings']) {
+      const res = await fetch(`${t.url}${path}`);
+      expect(res.status).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+      const html = await res.text();
+      const asset = html.match(/\/admin\/assets\/app-[\w-]+\.js/)?.[0];
+      expect(asset).toBeDefined();
+      const js = await fetch(`${t.url}${asset}`);
+      expect(js.status).toBe(200);
+      expect(js.headers.get('cache-control')).toContain('immutable');
+      expect(js.headers.get('content-encoding')).toBe('gzip');
+    }
+    expect((await fetch(`${t.url}/admin/assets/nope-123.js`)).status).toBe(404);
+  });
+
+  it('signs in with the form and shows the dashboard', async () => {
+    await go('/');
+    await signIn('admin', ADMIN_PASSWORD);
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByText('Requests (7 days)').waitFor();
+  });
+
+  it('shows all fifteen pages to an administrator without console errors, at 1280 and 390 pixels wide', async () => {
+    problems.length = 0;
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [path, heading] of PAGES) {
+        await go(path);
+        await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
+        await page.waitForLoadState('networkidle');
+        await page.screenshot({ path: join(SHOTS, `${path.replace(/\W+/g, '-').replace(/^-|-$/g, '') || 'dashboard'}-${width}.png`) });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('creates an endpoint with a reference field through the editor and calls it with Try it', async () => {
+    const target = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Authors', path: '/api/ui/authors', method: 'GET', accessType: 'public', schema: [{ name: 'name', type: 'string' }] } });
+    await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Add author', path: '/api/ui/authors', method: 'POST', accessType: 'public', schema: [{ name: 'name', type: 'string' }] } });
+    expect(target.status).toBe(201);
+    const author = await t.api('POST', '/api/ui/authors', { body: { name: 'Le Guin' } });
+
+    await go('/endpoints/new');
+    await page.getByLabel('Name', { exact: true }).fill('Add book');
+    await page.getByLabel('Path').fill('/api/ui/books');
+    await page.getByLabel('Method').selectOption('POST');
+    await page.getByRole('button', { name: '+ Add field' }).click();
+    const title = page.locator('.schema-field').nth(0);
+    await title.locator('input[aria-label^="Name of"]').fill('title');
+    await title.getByLabel('required').check();
+    await page.getByRole('button', { name: '+ Add field' }).click();
+    const ref = page.locator('.schema-field').nth(1);
+    await ref.locator('input[aria-label^="Name of"]').fill('author');
+    await ref.locator('select[aria-label^="Type of"]').selectOption('reference');
+    await ref.locator('select[aria-label^="Reference target of"]').selectOption({ label: 'Authors (GET /api/ui/authors)' });
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'POST /api/ui/books' }).waitFor();
+
+    const saved = await t.api('GET', '/api/endpoints?search=ui/books', { token: admin });
+    expect(saved.body.data[0].schema).toMatchObject([
+      { name: 'title', type: 'string', required: true },
+      { name: 'author', type: 'reference', ref: '/api/ui/authors', refEndpointId: target.body.data._id },
+    ]);
+
+    await page.getByLabel('Request body').fill(JSON.stringify({ title: 'The Dispossessed', author: author.body.data._id }));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.getByTestId('try-result').textContent()).resolves.toContain('Status 201');
+    const live = await t.api('POST', '/api/ui/books', { body: { title: 'Nowhere', author: '0123456789abcdef01234567' } });
+    expect(live.status).toBe(400);
+  });
+
+  it('shows a handler compile error at its line', async () => {
+    await page.getByLabel('Run JavaScript instead of the default CRUD').check();
+    const editor = page.locator('.cm-content');
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\n}}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.locator('.field-error', { hasText: 'does not compile' }).first().waitFor();
+    await expect(page.locator('.cm-lintRange-error').count()).resolves.toBeGreaterThan(0);
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Backspace');
+    await page.getByLabel('Run JavaScript instead of the default CRUD').uncheck();
+  });
+
+  it('writes a schema edit back to the YAML file in project/', async () => {
+    await page.getByRole('button', { name: '+ Add field' }).last().click();
+    const pages = page.locator('.schema-field').last();
+    await pages.locator('input[aria-label^="Name of"]').fill('pageCount');
+    await pages.locator('select[aria-label^="Type of"]').selectOption('number');
+    const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes('/api/endpoints/')), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(saved.status()).toBe(200);
+    const file = join(projectDir, 'endpoints', 'ui-books-post.yaml');
+    await expect.poll(() => (existsSync(file) ? readFileSync(file, 'utf8') : ''), { timeout: 15_000 }).toContain('pageCount:');
+    await page.getByTestId('project-file').filter({ hasText: 'endpoints/ui-books-post.yaml' }).waitFor();
+  });
+
+  it('keeps a half-filled form when the session expires, and saves it after signing in again', async () => {
+    await page.getByLabel('Description', { exact: true }).fill('Kept across sign-in');
+    await page.context().clearCookies();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { name: 'Session expired: sign in again' }).waitFor();
+    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+    const [retried] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes('/api/endpoints/')), page.getByRole('button', { name: 'Sign in' }).click()]);
+    expect(retried.status()).toBe(200);
+    await expect(page.getByLabel('Description', { exact: true }).inputValue()).resolves.toBe('Kept across sign-in');
+    const saved = await t.api('GET', '/api/endpoints?search=ui/books', { token: admin });
+    expect(saved.body.data[0].description).toBe('Kept across sign-in');
+  });
+
+  it('creates an API key, shows it once, and the key works', async () => {
+    await go('/api-keys');
+    await page.getByRole('button', { name: 'New API key' }).click();
+    await page.getByLabel('Name').fill('ci key');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const key = (await page.getByTestId('new-key').textContent())?.trim() ?? '';
+    expect(key).toMatch(/^dyn_/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('cell', { name: 'ci key' }).waitFor();
+    const res = await t.api('GET', '/api/endpoints', { apiKey: key });
+    expect(res.status).toBe(200);
+  });
+
+  it('exports the project and imports it back after a delete, showing the plan first', async () => {
+    await go('/settings');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+    const file = join(mkdtempSync(join(tmpdir(), 'dyn-export-')), 'project.yaml');
+    await download.saveAs(file);
+    expect(readFileSync(file, 'utf8')).toContain('/api/ui/books');
+
+    const books = (await t.api('GET', '/api/endpoints?search=ui/books', { token: admin })).body.data[0];
+    expect((await t.api('DELETE', `/api/endpoints/${books._id}`, { token: admin })).status).toBe(200);
+
+    await page.getByLabel('Project file').setInputFiles(file);
+    await page.getByRole('button', { name: 'Show the plan' }).click();
+    const plan = page.getByTestId('import-plan');
+    await expect(plan.textContent()).resolves.toContain('1 to create');
+    await expect(plan.textContent()).resolves.toContain('POST /api/ui/books');
+    await page.getByRole('button', { name: 'Apply the import' }).click();
+    await page.getByTestId('import-result').waitFor();
+    const after = await t.api('GET', '/api/endpoints?search=ui/books', { token: admin });
+    expect(after.body.data.map((e: any) => e.path)).toEqual(['/api/ui/books']);
+  });
+
+  it('shows a view-only user read-only pages without write controls, and says which pages need more', async () => {
+    const viewer = await createUserWith(t, ['view'], 'viewer');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(viewer.login, viewer.password);
+    await go('/endpoints');
+    await page.getByRole('cell', { name: 'Health', exact: true }).waitFor();
+    await expect(page.getByRole('link', { name: 'New endpoint' }).count()).resolves.toBe(0);
+    await page.getByRole('link', { name: '/api/ui/authors' }).first().click();
+    await page.getByLabel('Path').waitFor();
+    await expect(page.getByLabel('Path').isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'Save' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: '+ Add field' }).count()).resolves.toBe(0);
+    await go('/users');
+    await page.getByRole('cell', { name: 'viewer', exact: true }).waitFor();
+    await expect(page.getByRole('button', { name: 'New user' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: 'Delete' }).count()).resolves.toBe(0);
+    await go('/cron');
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('needs manage_api');
+  });
+});
+
+/** The build's first load stays small: the entry script and its static imports, gzip-compressed. */
+describe('the admin build', () => {
+  it('keeps the first load under 300 kB of compressed JavaScript', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const assets = join(ROOT, 'dist', 'admin', 'assets');
+    if (!existsSync(assets)) execFileSync(process.execPath, [join(ROOT, 'admin', 'build.ts')], { cwd: ROOT, stdio: 'pipe' });
+    const html = readFileSync(join(ROOT, 'dist', 'admin', 'index.html'), 'utf8');
+    const entry = html.match(/assets\/(app-[\w-]+\.js)/)?.[1] ?? '';
+    const seen = new Set<string>();
+    const visit = (name: string) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const text = readFileSync(join(assets, name), 'utf8');
+      // Static imports only (`import{…}from"./chunk-X.js"`); pages are dynamic imports, loaded later.
+      for (const match of text.matchAll(/(?:^|[;}\s])import\s*(?:[^"'()]*?from\s*)?["']\.\/([\w-]+\.js)["']/g)) visit(match[1]!);
+    };
+    visit(entry);
+    const bytes = [...seen].reduce((sum, name) => sum + gzipSync(readFileSync(join(assets, name))).length, 0);
+    expect(readdirSync(assets).length).toBeGreaterThan(seen.size);
+    expect(bytes).toBeLessThan(300 * 1024);
+  });
+});
