@@ -51,7 +51,7 @@ describe('server additions for the admin', () => {
   it('names the project file of each definition at GET /api/project/files, for manage_api only', async () => {
     const res = await t.api('GET', '/api/project/files', { token: admin });
     expect(res.status).toBe(200);
-    expect(res.body.data).toContainEqual({ kind: 'endpoint', key: 'GET /api/shop/categories', file: 'endpoints/categories-list.yaml' });
+    expect(res.body.data).toContainEqual({ kind: 'endpoint', key: 'GET /api/shop/categories', file: 'endpoints/categories.yaml' });
     expect(res.body.data).toContainEqual({ kind: 'endpoint', key: 'POST /api/shop/orders', file: 'endpoints/orders.yaml', handlerFile: 'endpoints/orders.handler.js' });
     expect(res.body.data).toContainEqual({ kind: 'group', key: 'shop', file: 'groups/shop.yaml' });
     const viewer = await createUserWith(t, ['view']);

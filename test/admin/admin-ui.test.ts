@@ -170,7 +170,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await pages.locator('input[aria-label^="Name of"]').fill('pageCount');
     await pages.locator('select[aria-label^="Type of"]').selectOption('number');
     const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes('/api/endpoints/')), page.getByRole('button', { name: 'Save' }).click()]);
-    expect(saved.status()).toBe(200);
+    expect(saved.status(), await saved.text()).toBe(200);
     const file = join(projectDir, 'endpoints', 'ui-books-post.yaml');
     await expect.poll(() => (existsSync(file) ? readFileSync(file, 'utf8') : ''), { timeout: 15_000 }).toContain('pageCount:');
     await page.getByTestId('project-file').filter({ hasText: 'endpoints/ui-books-post.yaml' }).waitFor();

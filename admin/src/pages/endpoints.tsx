@@ -28,6 +28,7 @@ interface Endpoint {
   handler: { enabled: boolean; code: string };
   isSystem?: boolean;
   callCount?: number;
+  updatedAt?: string;
 }
 
 interface Named {
@@ -289,9 +290,19 @@ function SidePanel(props: { endpoint: Endpoint }) {
 
 /** The project file a definition lives in (GET /api/project/files), when the project dir has it. */
 function ProjectFile(props: { endpoint: Endpoint }) {
-  const files = useLoad(() => (can('manage_api') ? get<Array<{ kind: string; key: string; file: string; handlerFile?: string }>>('/api/project/files').then((r) => r.data) : Promise.resolve([])), [props.endpoint._id]);
+  const files = useLoad(() => (can('manage_api') ? get<Array<{ kind: string; key: string; file: string; handlerFile?: string }>>('/api/project/files').then((r) => r.data) : Promise.resolve([])), [props.endpoint._id, props.endpoint.updatedAt]);
   const key = `${props.endpoint.method} ${props.endpoint.path}`;
   const found = files.data?.find((f) => f.kind === 'endpoint' && f.key === key);
+  // Write-back follows a save within about a second: ask again a few times until the file is there.
+  const [asked, setAsked] = useState(0);
+  useEffect(() => {
+    if (!files.data || found || props.endpoint.isSystem || asked >= 5) return;
+    const timer = setTimeout(() => {
+      setAsked((n) => n + 1);
+      files.reload();
+    }, 1000);
+    return () => clearTimeout(timer);
+  }, [files.data, found, asked]);
   if (!files.data) return null;
   return (
     <p class="small muted" data-testid="project-file">
