@@ -26,7 +26,7 @@ import type { CronJobRunner } from '../automation/cron/job-runner.ts';
 import type { WebhooksService } from '../services/webhooks.ts';
 import type { WebhookDeliveriesService } from '../services/webhook-deliveries.ts';
 import type { WebhookDispatcher } from '../automation/webhooks/dispatcher.ts';
-import type { PlaceholderPolicy } from '../project/apply.ts';
+import type { PlaceholderPolicy } from '../project/placeholders.ts';
 import type { ProjectStatus } from '../project/status.ts';
 import type { OpenApiDocs } from '../docs/openapi-docs.ts';
 

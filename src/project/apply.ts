@@ -10,7 +10,7 @@ import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from 
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
 import { keyOf, kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
-import { resolvePlaceholders, type Placeholder } from './placeholders.ts';
+import { DEFAULT_PLACEHOLDER_POLICY, resolvePlaceholders, type Placeholder, type PlaceholderPolicy } from './placeholders.ts';
 import type { Problem } from './problem.ts';
 import { validateBundle } from './validate-bundle.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -311,19 +311,6 @@ function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
   if (!resolved.ok) throw invalidBundle(resolved.problems);
   return { ...resolved.value, ...(data ? { data } : {}) };
 }
-
-/**
- * Which placeholders the server resolves. A bundle can arrive over the API from anyone with
- * manage_api, and resolved values become readable definitions: so only environment variables
- * named with the prefix (by default `DYN_`, never the server's own JWT_SECRET and the like) and
- * only files inside the secrets directory (by default /run/secrets) may be used.
- */
-export interface PlaceholderPolicy {
-  envPrefix: string;
-  secretFilesDir: string;
-}
-
-export const DEFAULT_PLACEHOLDER_POLICY: PlaceholderPolicy = { envPrefix: 'DYN_', secretFilesDir: '/run/secrets' };
 
 function refusedPlaceholder(placeholder: Placeholder, policy: PlaceholderPolicy): string | undefined {
   if (placeholder.source === 'env') {

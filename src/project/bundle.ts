@@ -17,51 +17,6 @@
 // `allowedGroups` are user group names, and a reference field's `ref` is a collection path.
 // String values may be `${env:NAME}` or `${file:/path}` placeholders, resolved at apply time and
 // kept as written on write-back and export (placeholders.ts).
-import type { NetworkAccess } from '../model/network-access.ts';
-import type { KindSpecs } from './kinds/index.ts';
+export type { EndpointSpec, GroupSpec, HandlerSpec } from './specs.ts';
 
-export interface GroupSpec {
-  name: string;
-  description?: string;
-  icon?: string;
-  color?: string;
-  order?: number;
-  networkAccess?: NetworkAccess;
-}
-
-export interface HandlerSpec {
-  enabled: boolean;
-  /** Inline code… */
-  code?: string;
-  /**
-   * …or a `.js` file (relative to the YAML, inside the project dir). Files only: the loader reads
-   * it into `code` and drops `file` (remembering it for write-back), so loaded bundles carry code.
-   */
-  file?: string;
-}
-
-export interface EndpointSpec {
-  name: string;
-  description?: string;
-  slug?: string;
-  path: string;
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  accessType: 'public' | 'authenticated' | 'group';
-  allowedGroups?: string[];
-  group?: string | null;
-  schema: Record<string, unknown>;
-  networkAccess?: NetworkAccess;
-  inheritGroupNetworkAccess?: boolean;
-  enabled?: boolean;
-  apiVersion?: string | null;
-  retentionDays?: number | null;
-  handler?: HandlerSpec;
-}
-
-/** A list per kind (in the table's order: `groups`, `endpoints`), then what export adds on request. */
-export type Bundle = { [K in keyof KindSpecs]: Array<KindSpecs[K]> } & {
-  /** Records per collection path (export with `data=true`). */
-  data?: Record<string, Array<Record<string, unknown>>>;
-  /** System settings (export with `settings=true`). */
-  settings?: Record<string, unknown>;
-};
+export type { Bundle } from './kinds/index.ts';

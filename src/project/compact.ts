@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { slugify } from '../services/endpoints.ts';
-import type { EndpointSpec, GroupSpec } from './bundle.ts';
+import type { EndpointSpec, GroupSpec } from './specs.ts';
 
 /**
  * The form written to files: fields left at their defaults are omitted, so a definition written

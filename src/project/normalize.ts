@@ -3,7 +3,7 @@ import { normalizePath } from '../lib/paths.ts';
 import { DEFAULT_NETWORK_ACCESS } from '../model/endpoint.ts';
 import type { NetworkAccess } from '../model/network-access.ts';
 import { schemaFromWire } from '../model/schema-wire.ts';
-import type { EndpointSpec, GroupSpec } from './bundle.ts';
+import type { EndpointSpec, GroupSpec } from './specs.ts';
 
 /**
  * The one canonical form of a definition, used on both sides of a diff and by export: every

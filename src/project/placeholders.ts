@@ -131,3 +131,16 @@ function mapStrings(value: unknown, path: string, map: (text: string, path: stri
   }
   return value;
 }
+
+/**
+ * Which placeholders the server resolves. A bundle can arrive over the API from anyone with
+ * manage_api, and resolved values become readable definitions: so only environment variables
+ * named with the prefix (by default `DYN_`, never the server's own JWT_SECRET and the like) and
+ * only files inside the secrets directory (by default /run/secrets) may be used.
+ */
+export interface PlaceholderPolicy {
+  envPrefix: string;
+  secretFilesDir: string;
+}
+
+export const DEFAULT_PLACEHOLDER_POLICY: PlaceholderPolicy = { envPrefix: 'DYN_', secretFilesDir: '/run/secrets' };

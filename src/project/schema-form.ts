@@ -3,7 +3,7 @@
 // refEndpointIds looked up on this server, so both sides of the diff have one form. Export and
 // write-back keep writing the map form with references by path. The endpoint kind's `resolve`.
 import { mentionsEndpointIds, schemaFromWire } from '../model/schema-wire.ts';
-import type { EndpointSpec } from './bundle.ts';
+import type { EndpointSpec } from './specs.ts';
 import type { ProjectServices } from './services.ts';
 
 export async function withStoredSchemas(services: ProjectServices, specs: readonly EndpointSpec[]): Promise<{ specs: EndpointSpec[]; problems: Array<{ index: number; path: string; message: string }> }> {

@@ -10,7 +10,7 @@ import type { SettingsService } from '../services/settings.ts';
 import type { WebhooksService } from '../services/webhooks.ts';
 import type { Store } from '../store/types.ts';
 import type { GroupDoc } from '../model/records.ts';
-import type { PlaceholderPolicy } from './apply.ts';
+import type { PlaceholderPolicy } from './placeholders.ts';
 
 /** What export, apply and import need: the services (so every write is validated) and the store for records. */
 export interface ProjectServices {

@@ -13,7 +13,7 @@ import type { NormalEndpoint } from './normalize.ts';
 import { resolvePlaceholders } from './placeholders.ts';
 import { expandResource, foldResource } from './resource-file.ts';
 import { readSchema } from './schema-files.ts';
-import { handlerPath, schemaComment, SCHEMA_LINE, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './write.ts';
+import { handlerPath, schemaComment, SCHEMA_LINE, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 import { PARSE_OPTIONS, parseYaml } from './yaml-source.ts';
 
 const RESOURCE_SCHEMA = 'resource.schema.json';

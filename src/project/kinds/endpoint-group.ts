@@ -1,7 +1,7 @@
 // The `group` kind: endpoint groups, one file each under groups/, keyed by name (letter case
 // ignored, as the store does). Endpoints refer to them by name.
 import type { EndpointGroupDoc } from '../../model/endpoint.ts';
-import type { GroupSpec } from '../bundle.ts';
+import type { GroupSpec } from '../specs.ts';
 import { compactGroup } from '../compact.ts';
 import { compareText, normalizeGroup, type NormalGroup } from '../normalize.ts';
 import { checkNetworkAccess } from './checks.ts';

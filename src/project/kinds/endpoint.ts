@@ -4,7 +4,7 @@
 import { badRequest } from '../../lib/errors.ts';
 import { normalizePath } from '../../lib/paths.ts';
 import type { EndpointDoc } from '../../model/endpoint.ts';
-import type { EndpointSpec } from '../bundle.ts';
+import type { EndpointSpec } from '../specs.ts';
 import { compactEndpoint } from '../compact.ts';
 import { compareText, normalizeEndpoint, type NormalEndpoint } from '../normalize.ts';
 import type { Problem } from '../problem.ts';

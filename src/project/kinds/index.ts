@@ -17,7 +17,6 @@
 //    written back.
 // The bundle gets a `things` list, the project directory a `dir` of files, plan/apply a
 // `thing` change kind, and export/import/sync carry it, with no other code to touch.
-import type { Bundle } from '../bundle.ts';
 import { cronJobKind } from './cron-job.ts';
 import { endpointKind } from './endpoint.ts';
 import { groupKind } from './endpoint-group.ts';
@@ -76,3 +75,11 @@ export function kindList(words: (kind: Kind) => string, conjunction = 'and'): st
   const all = KINDS.map(words);
   return all.length <= 1 ? (all[0] ?? '') : `${all.slice(0, -1).join(', ')} ${conjunction} ${all.at(-1)}`;
 }
+
+/** A list per kind (in the table's order: `groups`, `endpoints`), then what export adds on request. */
+export type Bundle = { [K in keyof KindSpecs]: Array<KindSpecs[K]> } & {
+  /** Records per collection path (export with `data=true`). */
+  data?: Record<string, Array<Record<string, unknown>>>;
+  /** System settings (export with `settings=true`). */
+  settings?: Record<string, unknown>;
+};

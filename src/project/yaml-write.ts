@@ -1,0 +1,170 @@
+// The primitives of write-back: atomic file writes, YAML updated in place (comments, quoting and
+// key order kept), the schema comment line, handler paths. write.ts writes definitions with them,
+// and write-resource.ts folds resource files with them.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Document, isMap, isNode, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import type { LoadOptions, ProjectFile } from './files.ts';
+import type { Kind, KindName } from './kinds/index.ts';
+import { hasPlaceholder, resolvePlaceholders, type ResolveOptions } from './placeholders.ts';
+import { readSchema, SCHEMAS_DIR } from './schema-files.ts';
+import { PARSE_OPTIONS } from './yaml-source.ts';
+
+export interface WriteOptions extends LoadOptions {
+  /** The files map of an earlier loadProject(dir); kept up to date. Default: the directory is read. */
+  files?: Map<string, ProjectFile>;
+  /** Where the code of a definition with no file yet goes: `inline` (default) or `file` (`<name>.handler.js` beside it). */
+  handlers?: 'inline' | 'file';
+  /**
+   * The definitions being written, by kind and natural key, when several are written in a row
+   * (writeProject, a sync write-back): the other methods of a resource file are folded in as
+   * they will be, not as the file still has them. Default: as the file has them.
+   */
+  writing?: (kind: KindName, key: string) => object | undefined;
+  /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
+  placeholders?: ResolveOptions;
+}
+
+export interface WriteResult {
+  /** As given dir joined with relPath. */
+  file: string;
+  relPath: string;
+  /** False when the files already held this definition. */
+  changed: boolean;
+  /** relPath of the handler file, when the code lives in one. */
+  handlerFile?: string;
+}
+
+/**
+ * Long lines are not folded (a folded line is a needless diff when a value changes); flow
+ * collections are written `[cm, in]`, as people write them.
+ */
+export const TO_STRING = { lineWidth: 0, flowCollectionPadding: false } as const;
+export const SCHEMA_LINE = /^#\s*yaml-language-server:\s*\$schema=\S*[^\S\n]*(?:\r?\n|$)/;
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const toPosix = (path: string): string => path.split(sep).join('/');
+const isInside = (root: string, path: string): boolean => {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+};
+const realpathOr = (path: string): string => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+/**
+ * The `$schema` an editor is pointed at. A relative path to this package's schemas/ when the
+ * project lies inside the package (dyn's own repository) or inside the repository whose
+ * node_modules holds it (`../../node_modules/dynctl/schemas/endpoint.schema.json`): both move with
+ * a clone. Anywhere else a relative path would name one machine's layout, so it is the schema's
+ * `$id` URL (editors can map it to a local copy with their `yaml.schemas` setting).
+ */
+export function schemaComment(dir: string, relPath: string, kind: Kind, schemaFile = kind.schemaFile): string {
+  const root = realpathOr(resolve(dir));
+  const pkg = realpathOr(dirname(SCHEMAS_DIR));
+  const modules = pkg.indexOf(`${sep}node_modules${sep}`);
+  const inRepo = isInside(pkg, root) || (modules >= 0 && isInside(pkg.slice(0, modules) || sep, root));
+  const target = inRepo ? toPosix(relative(dirname(join(root, relPath)), join(pkg, 'schemas', schemaFile))) : String(readSchema(schemaFile).$id);
+  return `# yaml-language-server: $schema=${target}`;
+}
+
+/** A handler file named in a YAML file: relative to it, inside the project. */
+export function handlerPath(root: string, relPath: string, ref: string): string {
+  const abs = resolve(root, dirname(relPath), ref);
+  if (isAbsolute(ref) || !isInside(root, abs)) throw new Error(`handler.file ${ref} of ${relPath} must be a relative path inside the project directory`);
+  return toPosix(relative(root, abs));
+}
+
+/** Returns whether the file changed. */
+export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined): boolean {
+  const old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
+  let text: string | undefined;
+  if (old !== undefined) {
+    const schemaLine = SCHEMA_LINE.exec(old)?.[0];
+    const doc = parseDocument(old.slice(schemaLine?.length ?? 0), PARSE_OPTIONS);
+    if (doc.errors.length === 0 && isMap(doc.contents)) {
+      const state = { changed: false, placeholders };
+      doc.contents = merge(doc, doc.contents, value, state) as typeof doc.contents;
+      // Unchanged content: the file stays as it is, even without a schema line.
+      if (!state.changed) return false;
+      text = `${schemaLine?.replace(/\s+$/, '') ?? header()}\n${doc.toString(TO_STRING)}`;
+    }
+  }
+  text ??= `${header()}\n${new Document(value).toString(TO_STRING)}`;
+  return writeIfDifferent(abs, text, old);
+}
+
+export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined): boolean {
+  if (old === text) return false;
+  mkdirSync(dirname(abs), { recursive: true });
+  // A dotfile: the loader and the watcher ignore it while it exists.
+  const temp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    writeFileSync(temp, text, { flag: 'wx', flush: true });
+    renameSync(temp, abs);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  return true;
+}
+
+interface MergeState {
+  changed: boolean;
+  placeholders: ResolveOptions | undefined;
+}
+
+/**
+ * Makes `node` hold `value`, reusing every node whose value is unchanged (and with it its
+ * comments). Returns the node to put in place of `node`.
+ */
+function merge(doc: Document, node: unknown, value: unknown, state: MergeState): unknown {
+  if (isPlainObject(value) && isMap(node)) {
+    const items = Object.entries(value).map(([key, item]) => {
+      const pair = node.items.find((candidate) => isScalar(candidate.key) && String(candidate.key.value) === key);
+      if (!pair) {
+        state.changed = true;
+        return doc.createPair(key, item);
+      }
+      pair.value = merge(doc, pair.value, item, state) as typeof pair.value;
+      return pair;
+    });
+    if (items.length !== node.items.length) state.changed = true;
+    // Keys out of order alone do not make a file worth rewriting; when it is rewritten anyway, they are put in order.
+    node.items = items;
+    return node;
+  }
+  if (Array.isArray(value) && isSeq(node)) {
+    const items = value.map((item: unknown, index) => {
+      if (index < node.items.length) return merge(doc, node.items[index], item, state);
+      state.changed = true;
+      return doc.createNode(item);
+    });
+    if (items.length !== node.items.length) state.changed = true;
+    node.items = items;
+    return node;
+  }
+  if (isScalar(node) && sameScalar(node.value, value, state.placeholders)) return node;
+  state.changed = true;
+  const created = doc.createNode(value);
+  if (isNode(node)) keepComments(node, created);
+  return created;
+}
+
+function sameScalar(written: unknown, value: unknown, placeholders: ResolveOptions | undefined): boolean {
+  if (written === value) return true;
+  if (typeof written !== 'string' || typeof value !== 'string' || !hasPlaceholder(written)) return false;
+  const resolved = resolvePlaceholders(written, placeholders);
+  return resolved.ok && resolved.value === value;
+}
+
+function keepComments(from: Node, to: Node): void {
+  if (from.commentBefore) to.commentBefore = from.commentBefore;
+  if (from.comment) to.comment = from.comment;
+  if (from.spaceBefore) to.spaceBefore = from.spaceBefore;
+}
