@@ -59,6 +59,18 @@ export function usePaged<T>(path: string, filters: Record<string, string | undef
   return { ...loaded, page, search, items: loaded.data?.items ?? [], meta: loaded.data?.meta };
 }
 
+/** The row a paged table shows when a loaded page holds nothing. */
+export function EmptyRow(props: { list: { loading: boolean; items: unknown[] }; colSpan: number; children: ComponentChildren }) {
+  if (props.list.loading || props.list.items.length > 0) return null;
+  return (
+    <tr>
+      <td colSpan={props.colSpan} class="muted">
+        {props.children}
+      </td>
+    </tr>
+  );
+}
+
 export function Pager(props: { meta: Meta | undefined }) {
   const meta = props.meta;
   if (!meta) return null;

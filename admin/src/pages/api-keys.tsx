@@ -2,7 +2,7 @@
 // copy button), revoke.
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorBox, Field, Modal, Page, Pager, PermissionChecks, SearchBox, attempt, confirmAsk, copy, detailsOf, fmtAgo, fmtDate, usePaged } from '../ui.tsx';
+import { EmptyRow, ErrorBox, Field, Modal, Page, Pager, PermissionChecks, SearchBox, attempt, confirmAsk, copy, detailsOf, fmtAgo, fmtDate, usePaged } from '../ui.tsx';
 
 interface ApiKey {
   _id: string;
@@ -119,13 +119,7 @@ export default function ApiKeys() {
                 </td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={6} class="muted">
-                  No API keys yet.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={6}>No API keys yet.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />

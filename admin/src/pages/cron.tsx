@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 import CodeEditor from './code-editor.tsx';
 import { scheduleInWords } from './cron-words.ts';
@@ -186,13 +186,7 @@ function Runs(props: { job: Job }) {
               </tr>
             ),
           ])}
-          {!runs.loading && runs.items.length === 0 && (
-            <tr>
-              <td colSpan={4} class="muted">
-                No runs yet.
-              </td>
-            </tr>
-          )}
+          <EmptyRow list={runs} colSpan={4}>No runs yet.</EmptyRow>
         </tbody>
       </table>
       <Pager meta={runs.meta} />
@@ -308,13 +302,7 @@ function JobList() {
                 </td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={5} class="muted">
-                  No cron jobs yet.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={5}>No cron jobs yet.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { ErrorBox, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, errorText, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, ErrorBox, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, errorText, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 import CodeEditor from './code-editor.tsx';
 
@@ -109,13 +109,7 @@ function Documents(props: { collection: string; onChanged: () => void }) {
                 <td class="hide-sm small">{doc.updatedAt ?? doc.createdAt ?? ''}</td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={3} class="muted">
-                  No documents.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={3}>No documents.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />

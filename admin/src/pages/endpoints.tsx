@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, can, get, type Detail } from '../api.ts';
 import { navigate, setQuery, useRoute } from '../router.ts';
-import { Badge, ErrorBox, Field, IfCan, Json, Link, Loading, Method, Page, Pager, SearchBox, attempt, checked, confirmAsk, detailsOf, errorText, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, IfCan, Json, Link, Loading, Method, Page, Pager, SearchBox, attempt, checked, confirmAsk, detailsOf, errorText, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 import CodeEditor from './code-editor.tsx';
 import { NetworkRules, NO_RULES, type NetworkAccess } from './network-rules.tsx';
@@ -122,13 +122,7 @@ function List() {
                 <td>{e.callCount ?? 0}</td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={6} class="muted">
-                  No endpoints match.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={6}>No endpoints match.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />

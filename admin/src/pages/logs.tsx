@@ -1,7 +1,7 @@
 // The audit log: action filter, search, date range, paging; each entry expands to all its fields.
 import { useState } from 'preact/hooks';
 import { setQuery, useRoute } from '../router.ts';
-import { ErrorBox, Json, Page, Pager, SearchBox, fmtDate, usePaged } from '../ui.tsx';
+import { EmptyRow, ErrorBox, Json, Page, Pager, SearchBox, fmtDate, usePaged } from '../ui.tsx';
 
 const ACTIONS = [
   'login', 'login_failed', 'logout', 'register', 'user_created', 'user_updated', 'user_deleted', 'user_unlocked', 'group_created', 'group_updated', 'group_deleted',
@@ -83,13 +83,7 @@ export default function Logs() {
                 </tr>
               ),
             ])}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={4} class="muted">
-                  No entries match.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={4}>No entries match.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 
 const EVENTS = ['user.created', 'user.updated', 'user.deleted', 'endpoint.created', 'endpoint.updated', 'endpoint.deleted', 'endpoint.called', 'api.error', 'record.created', 'record.updated', 'record.deleted'];
@@ -169,13 +169,7 @@ function Deliveries(props: { hook: Hook; tick: number }) {
               </tr>
             ),
           ])}
-          {!list.loading && list.items.length === 0 && (
-            <tr>
-              <td colSpan={5} class="muted">
-                No deliveries yet.
-              </td>
-            </tr>
-          )}
+          <EmptyRow list={list} colSpan={5}>No deliveries yet.</EmptyRow>
         </tbody>
       </table>
       <Pager meta={list.meta} />
@@ -294,13 +288,7 @@ function HookList() {
                 <td class="hide-sm">{fmtAgo(h.lastDeliveryAt)}</td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && (
-              <tr>
-                <td colSpan={5} class="muted">
-                  No webhooks yet.
-                </td>
-              </tr>
-            )}
+            <EmptyRow list={list} colSpan={5}>No webhooks yet.</EmptyRow>
           </tbody>
         </table>
         <Pager meta={list.meta} />
