@@ -8,20 +8,13 @@
 // hook keeps the secret it has, as with PUT /api/webhooks/:id.
 import type { Actor } from '../../model/actor.ts';
 import type { WebhookDoc, WebhookFilter } from '../../model/webhook.ts';
-import type { WebhookActor } from '../../services/webhooks.ts';
+import type { WebhookActor, WebhookInput } from '../../services/webhooks.ts';
 import { compareText } from '../normalize.ts';
 import { hasPlaceholder } from '../placeholders.ts';
 import { slugOf, type ProjectKind } from './types.ts';
 
-export interface WebhookSpec {
-  name: string;
-  url: string;
-  events: string[];
-  filter?: WebhookFilter | null;
-  secret?: string | null;
-  enabled?: boolean;
-  headers?: Record<string, string>;
-}
+/** A webhook as its file holds it: the API's input (the secret as a placeholder or null). */
+export type WebhookSpec = WebhookInput;
 
 /** Every default filled in; `secret` stays absent when the definition leaves it to the store. */
 export interface NormalWebhook {
