@@ -24,7 +24,15 @@ export async function runTui(context: CliContext, options: TuiOptions = {}): Pro
   const onLogin = async (result: LoginResult): Promise<void> => {
     await context.saveSession(target.name, { server: client.server, accessToken: result.accessToken, refreshToken: result.refreshToken });
   };
-  const app = render(React.createElement(App, { client, profile, onLogin, initialScreen: options.screen, projectDir: context.env.PROJECT_DIR?.trim() || './project' }), { alternateScreen: true, incrementalRendering: true, exitOnCtrlC: true, patchConsole: true });
+  // Interactive even where a CI variable is set: the command has already made sure stdin and
+  // stdout are a terminal, and Ink would otherwise draw nothing until exit.
+  const app = render(React.createElement(App, { client, profile, onLogin, initialScreen: options.screen, projectDir: context.env.PROJECT_DIR?.trim() || './project' }), {
+    alternateScreen: true,
+    incrementalRendering: true,
+    exitOnCtrlC: true,
+    patchConsole: true,
+    interactive: true,
+  });
   await app.waitUntilExit();
 }
 

@@ -33,6 +33,9 @@ afterAll(async () => {
   await cleanupServerProcesses();
 });
 
+/** What the command left behind (exit code, stderr), for failure messages. */
+let diagnostics = (): string => '';
+
 async function pane(): Promise<string> {
   return (await tmux('capture-pane', '-p', '-t', SESSION)).stdout;
 }
@@ -42,7 +45,7 @@ async function waitForPane(pattern: RegExp, timeoutMs = 30_000): Promise<string>
   for (;;) {
     const text = await pane().catch(() => '');
     if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`no ${pattern} in the pane within ${timeoutMs} ms; it shows:\n${text}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} in the pane within ${timeoutMs} ms; it shows:\n${text}\n${diagnostics()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -69,13 +72,18 @@ describe('dynctl tui in a terminal', () => {
   it('opens endpoints, tries one, sees the call in the logs and quits with q and exit code 0', async () => {
     const exitFile = join(cli.home, 'tui-exit-code');
     const script = join(cli.home, 'run-tui.sh');
-    // The pane runs the command with this test's config only, and records its exit code.
+    const errFile = join(cli.home, 'tui-stderr');
+    // The pane runs the command with this test's config only, records its exit code and keeps
+    // what it wrote to stderr for the failure message. CI=true as on a CI machine: the TUI must
+    // still draw (Ink alone would wait for exit to draw anything there).
     writeFileSync(
       script,
-      `#!/bin/sh\ncd '${ROOT}'\nexport HOME='${cli.home}' DYNCTL_CONFIG='${cli.configPath}' TERM=xterm-256color\nunset DYNCTL_SERVER DYNCTL_TOKEN DYNCTL_API_KEY DYNCTL_CONTEXT\n'${process.execPath}' '${DYNCTL}' tui\necho $? > '${exitFile}'\n`,
+      `#!/bin/sh\ncd '${ROOT}'\nexport HOME='${cli.home}' DYNCTL_CONFIG='${cli.configPath}' TERM=xterm-256color CI=true\nunset DYNCTL_SERVER DYNCTL_TOKEN DYNCTL_API_KEY DYNCTL_CONTEXT\n'${process.execPath}' '${DYNCTL}' tui 2> '${errFile}'\necho $? > '${exitFile}'\n`,
     );
     chmodSync(script, 0o755);
-    await tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', script);
+    diagnostics = () => [existsSync(exitFile) ? `exit code ${readFileSync(exitFile, 'utf8').trim()}` : 'still running', existsSync(errFile) ? `stderr: ${readFileSync(errFile, 'utf8').slice(-2000)}` : ''].join('\n');
+    // Through sh, so a temp directory mounted noexec cannot stop the script.
+    await tmux('new-session', '-d', '-s', SESSION, '-x', '100', '-y', '30', `sh '${script}'`);
 
     await waitForPane(/Automation health/, 60_000);
     await keys('2');

@@ -1,6 +1,6 @@
 // "Really?" for destructive actions: y confirms, anything else (n, Esc) does not.
 import React from 'react';
-import { Text, useInput } from 'ink';
+import { Box, Text, useInput } from 'ink';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 
@@ -9,5 +9,12 @@ const h = React.createElement;
 export function Confirm({ question, onAnswer }: { question: string; onAnswer(yes: boolean): void }): React.ReactElement {
   const session = useSession();
   useInput((input) => onAnswer(input === 'y' || input === 'Y'), { isActive: !session.overlay });
-  return h(Text, { color: tone('yellow'), bold: true, wrap: 'truncate' }, `${question} [y/N]`);
+  // A long question (a deep directory, a long server address) is shortened in the middle, so
+  // its end and the [y/N] that says a key is awaited stay on screen.
+  return h(
+    Box,
+    null,
+    h(Text, { color: tone('yellow'), bold: true, wrap: 'truncate-middle' }, question),
+    h(Box, { flexShrink: 0 }, h(Text, { color: tone('yellow'), bold: true }, ' [y/N]')),
+  );
 }
