@@ -212,6 +212,7 @@ function startHousekeeping(services: Services): { stop(): void } {
       if (removed > 0) logger.info(`removed ${removed} audit entries past the retention period`);
       await services.cronRuns.purgeOlderThan(days);
       await services.webhookDeliveries.purgeOlderThan(days);
+      await services.daily.purgeOlderThan(days);
     } catch (error) {
       logger.warn('audit retention sweep failed', { error });
     }

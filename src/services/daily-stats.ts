@@ -97,6 +97,15 @@ export class DailyStats {
   }
 
   /**
+   * Removes the counters of days before the last `days` days (kept as long as the audit log;
+   * the dashboard shows seven). Returns how many documents went.
+   */
+  purgeOlderThan(days: number): Promise<number> {
+    const oldestKept = utcDay(this.clock() - (Math.max(days, 7) - 1) * DAY_MS);
+    return this.store.collection<DailyDoc>('dailystats').deleteMany({ day: { $lt: oldestKept } });
+  }
+
+  /**
    * Daily series of the given metrics over the last `days` UTC days, oldest first, zero-filled.
    * Counts not yet flushed by this instance are included, so a figure is current here at once.
    */

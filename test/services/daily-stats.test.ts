@@ -71,3 +71,21 @@ describe('DailyStats', () => {
     expect((await stats.series(['webhookDeliveries'], 7)).values.webhookDeliveries).toEqual([0, 0, 0, 0, 0, 0, 0]);
   });
 });
+
+describe('retention', () => {
+  it('removes the counters of days before the kept period, never the last seven days', async () => {
+    let now = NOON - 40 * DAY;
+    const stats = new DailyStats(store, (error) => { throw error; }, () => now);
+    stats.bump('requests', 5);
+    await stats.flush();
+    now = NOON - 3 * DAY;
+    stats.bump('requests', 2);
+    await stats.flush();
+    now = NOON;
+
+    expect(await stats.purgeOlderThan(30)).toBe(1);
+    expect((await store.collection('dailystats').find({})).map((doc) => doc.day)).toEqual(['2026-03-07']);
+    // A retention shorter than the dashboard's week keeps the week.
+    expect(await stats.purgeOlderThan(1)).toBe(0);
+  });
+});
