@@ -1,6 +1,7 @@
 import { compileHostPortRules, InvalidHostPortRuleError } from '../lib/host-port-rules.ts';
 import { compileIpRules, InvalidIpRuleError, PRIVATE_AND_LOOPBACK_RANGES, type IpMatcher } from '../lib/ip-rules.ts';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest, forbidden } from '../lib/errors.ts';
+import { isDeepStrictEqual } from 'node:util';
 import { compileValidator } from '../model/validation.ts';
 import type { Actor } from '../model/actor.ts';
 import type { AuditLog } from './audit-log.ts';
@@ -41,6 +42,13 @@ const SETTING_FIELDS = {
   cronTimeoutMs: { schema: { type: 'integer', minimum: 100, maximum: 600_000 }, default: 30_000 },
   openApiPublic: { schema: { type: 'boolean' }, default: true },
 } as const;
+
+/**
+ * Settings that widen what user code and outbound calls may do are changed only by callers who
+ * may define that code (cron jobs, webhooks, handlers): `manage_users` alone must not open the
+ * outbound allow list or raise sandbox limits. Other settings take either permission.
+ */
+const NEEDS_MANAGE_API: ReadonlySet<string> = new Set(['outboundAllowList', 'handlerMemoryMb', 'handlerTimeoutMs', 'cronTimeoutMs']);
 
 export interface Settings {
   registrationEnabled: boolean;
@@ -124,7 +132,13 @@ export class SettingsService {
   /** Validates a partial update (unknown fields, wrong types, bad ranges → 400), stores it and audits it for the actor. */
   async update(patch: unknown, actor: Actor): Promise<Settings> {
     const valid = validatePatch(patch);
-    const next = { ...toPlain(await this.get()), ...valid };
+    const current = toPlain(await this.get());
+    const next = { ...current, ...valid };
+    // Sending a setting back unchanged (a form saving every field) needs no extra permission.
+    const guarded = Object.keys(valid).filter((name) => NEEDS_MANAGE_API.has(name) && !isDeepStrictEqual(valid[name as keyof Settings], current[name as keyof Settings]));
+    if (guarded.length > 0 && actor.principal && !actor.principal.permissions.has('manage_api')) {
+      throw forbidden(`Forbidden: changing ${guarded.join(', ')} requires manage_api`);
+    }
     if (next.defaultPageSize > next.maxPageSize) {
       throw badRequest('Invalid settings: defaultPageSize must not exceed maxPageSize', [
         { field: 'defaultPageSize', message: 'must not exceed maxPageSize' },

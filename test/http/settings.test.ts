@@ -83,6 +83,23 @@ describe('reading settings', () => {
     }
   });
 
+  it('the outbound allow list and sandbox limits change only with manage_api; sent back unchanged they pass', async () => {
+    const manager = await createUserWith(t, ['manage_users']);
+    const widen = await t.api('PUT', '/api/settings', { token: manager.token, body: { outboundAllowList: ['127.0.0.1:6379'], lockoutMinutes: 17 } });
+    expect(widen.status).toBe(403);
+    expect(widen.body).toEqual({ success: false, error: 'Forbidden: changing outboundAllowList requires manage_api' });
+    expect((await t.api('PUT', '/api/settings', { token: manager.token, body: { handlerTimeoutMs: 60_000 } })).body.error).toBe('Forbidden: changing handlerTimeoutMs requires manage_api');
+    const unchanged = await currentSettings();
+    expect(unchanged.outboundAllowList).toEqual([]);
+    expect(unchanged.lockoutMinutes).toBe(15);
+    // A form that saves every field as it read them is fine.
+    const whole = await t.api('PUT', '/api/settings', { token: manager.token, body: { ...unchanged, lockoutMinutes: 15 } });
+    expect(whole.status, whole.text).toBe(200);
+    const apiUser = await createUserWith(t, ['manage_api']);
+    expect((await t.api('PUT', '/api/settings', { token: apiUser.token, body: { outboundAllowList: ['127.0.0.1:6379'] } })).status).toBe(200);
+    expect((await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [] } })).status).toBe(200);
+  });
+
   it('without credentials is a 401', async () => {
     expect((await t.api('GET', '/api/settings')).status).toBe(401);
     expect((await t.api('PUT', '/api/settings', { body: { lockoutMinutes: 16 } })).status).toBe(401);
