@@ -399,8 +399,9 @@ describe('watcher: file changes are applied', () => {
   });
 
   it('a file edited while a request is in flight: that request completes normally and the next one sees the change', async () => {
+    // Three seconds (under the 5 s handler limit) leaves a loaded CI machine time to reconcile the edit during the call.
     const slow = (version: number) =>
-      `${endpointYaml('/api/sync/slow')}handler:\n  enabled: true\n  code: |\n    async function handler(req, db) {\n      const until = Date.now() + 600;\n      while (Date.now() < until) {}\n      return { status: 200, data: { version: ${version} } };\n    }\n`;
+      `${endpointYaml('/api/sync/slow')}handler:\n  enabled: true\n  code: |\n    async function handler(req, db) {\n      const until = Date.now() + 3000;\n      while (Date.now() < until) {}\n      return { status: 200, data: { version: ${version} } };\n    }\n`;
     writeFileSync(file('slow.yaml'), slow(1));
     await waitFor('GET /api/sync/slow served', async () => (await served(t, '/api/sync/slow')) === 200, 5000);
 
