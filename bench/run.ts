@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: dyn against a bare Koa + node:sqlite service for the same resource, both as
- * their own processes on loopback, loaded by wrk from a third. Prints a table (and the machine),
- * and saves the figures under bench/results/. A script that prints figures, not a test.
+ * `npm run bench`: dyn against a bare Koa + node:sqlite service for the same resource, and for GET
+ * by id also against the raw ceiling (plain node:http + node:sqlite, bench/raw-server.ts), each as
+ * its own process on loopback, loaded by wrk from another. Prints a table (and the machine), and
+ * saves the figures under bench/results/. A script that prints figures, not a test.
  *
  * Environment: BENCH_SECONDS (10) measured per scenario and server, BENCH_WARMUP_SECONDS (2),
  * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
@@ -74,12 +75,14 @@ function scenarioList(): string[] {
   return picked;
 }
 
-type ServerName = 'dyn' | 'bare';
+type ServerName = 'dyn' | 'bare' | 'raw';
 interface Scenario {
   key: 'getById' | 'list' | 'post';
   label: string;
   /** dyn req/s over bare req/s must be at least this. */
   target: number;
+  /** dyn req/s over raw req/s must be at least this, for a scenario measured against the raw ceiling too. */
+  rawTarget?: number;
   path: string;
   script(server: ServerName): string;
 }
@@ -239,8 +242,10 @@ async function main(): Promise<void> {
   tempDir = mkdtempSync(join(os.tmpdir(), 'dyn-bench-'));
   const dynDir = join(tempDir, 'dyn');
   const bareDir = join(tempDir, 'bare');
+  const rawDir = join(tempDir, 'raw');
   mkdirSync(dynDir);
   mkdirSync(bareDir);
+  mkdirSync(rawDir);
   const records = seedRecords(config.records);
 
   // dyn, as `dynctl serve` would run it; report-port.ts only tells us the port it bound.
@@ -295,10 +300,17 @@ async function main(): Promise<void> {
   const bareUrl = `http://127.0.0.1:${bare.port}`;
   const bareIds = bareDocs.map((doc) => doc._id);
   console.log(`started and seeded the bare server: ${bareIds.length} records in ${bareSeedSeconds.toFixed(1)} s`);
+  // The raw ceiling (GET by id only), on the bare server's seed data and ids.
+  const raw = await startServer('raw server', [join(BENCH_DIR, 'raw-server.ts')], { ...process.env, DATA_DIR: rawDir, SEED_FILE: seedFile, PORT: '0' });
+  const rawUrl = `http://127.0.0.1:${raw.port}`;
+  console.log(`started and seeded the raw server (node:http + node:sqlite, GET by id only)`);
 
-  // Both answer the same requests the same way before either is loaded.
-  const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl };
-  const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds };
+  // All answer the same requests the same way before any is loaded.
+  const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl, raw: rawUrl };
+  const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds, raw: bareIds };
+  const rawOne = await call(rawUrl, 'GET', `${BENCH_PATH}/${bareIds[config.records - 1]}`);
+  expectStatus('raw: get by id', rawOne, 200);
+  if (rawOne.json.data?.title !== records[config.records - 1]!.title) throw new Error('raw: get by id returned another record');
   for (const server of ['dyn', 'bare'] as const) {
     const base = urls[server];
     const list = await call(base, 'GET', `${BENCH_PATH}?limit=20`);
@@ -313,25 +325,35 @@ async function main(): Promise<void> {
     expectStatus(`${server}: POST with an unknown field`, await call(base, 'POST', BENCH_PATH, { ...POST_BODY, colour: 'red' }), 400);
     expectStatus(`${server}: POST without the required field`, await call(base, 'POST', BENCH_PATH, { price: 1 }), 400);
   }
-  console.log(`checked: both list ${config.records} records (dyn from its per-path counter), read by id, refuse invalid bodies\n`);
+  console.log(`checked: dyn and bare list ${config.records} records (dyn from its per-path counter), read by id, refuse invalid bodies; raw reads by id\n`);
 
   const scriptDir = join(tempDir, 'wrk');
   mkdirSync(scriptDir);
-  const idFiles: Record<ServerName, string> = { dyn: join(scriptDir, 'dyn-ids.txt'), bare: join(scriptDir, 'bare-ids.txt') };
+  const idFiles: Record<ServerName, string> = { dyn: join(scriptDir, 'dyn-ids.txt'), bare: join(scriptDir, 'bare-ids.txt'), raw: join(scriptDir, 'bare-ids.txt') };
   for (const server of ['dyn', 'bare'] as const) writeFileSync(idFiles[server], ids[server].join('\n') + '\n');
 
   // POST last, so both GET scenarios see exactly the seeded records.
   const allScenarios: Scenario[] = [
-    { key: 'getById', label: 'GET by id', target: 0.75, path: BENCH_PATH, script: (s) => writeGetByIdScript(scriptDir, `${s}-get-by-id`, `${BENCH_PATH}/`, idFiles[s]) },
+    { key: 'getById', label: 'GET by id', target: 0.75, rawTarget: 0.75, path: BENCH_PATH, script: (s) => writeGetByIdScript(scriptDir, `${s}-get-by-id`, `${BENCH_PATH}/`, idFiles[s]) },
     { key: 'list', label: 'GET list (limit 20, total)', target: 1.0, path: `${BENCH_PATH}?limit=20`, script: (s) => writeStaticScript(scriptDir, `${s}-list`) },
     { key: 'post', label: 'POST with validation', target: 0.7, path: BENCH_PATH, script: (s) => writePostScript(scriptDir, `${s}-post`, POST_BODY) },
   ];
   const scenarios = allScenarios.filter((s) => config.scenarios.includes(s.key));
 
-  const results: { scenario: Scenario; dyn: WrkResult; bare: WrkResult; ratio: number; met: boolean }[] = [];
+  interface Measured {
+    scenario: Scenario;
+    dyn: WrkResult;
+    bare: WrkResult;
+    ratio: number;
+    met: boolean;
+    /** The raw ceiling, for a scenario with a rawTarget. */
+    raw?: { result: WrkResult; ratio: number; target: number; met: boolean };
+  }
+  const results: Measured[] = [];
   for (const scenario of scenarios) {
     const measured = {} as Record<ServerName, WrkResult>;
-    for (const server of ['dyn', 'bare'] as const) {
+    const servers: ServerName[] = scenario.rawTarget === undefined ? ['dyn', 'bare'] : ['dyn', 'bare', 'raw'];
+    for (const server of servers) {
       const options = { url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads };
       process.stdout.write(`${scenario.label} — ${server}: `);
       if (config.warmupSeconds > 0) await runWrk({ ...options, seconds: config.warmupSeconds });
@@ -341,11 +363,16 @@ async function main(): Promise<void> {
       await sleep(1000); // let buffered audit entries and call counts flush before the next run
     }
     const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
-    results.push({ scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target });
+    const entry: Measured = { scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target };
+    if (scenario.rawTarget !== undefined) {
+      const rawRatio = measured.dyn.requestsPerSecond / measured.raw.requestsPerSecond;
+      entry.raw = { result: measured.raw, ratio: rawRatio, target: scenario.rawTarget, met: rawRatio >= scenario.rawTarget };
+    }
+    results.push(entry);
   }
 
   const rows = [
-    ['Scenario', 'dyn req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'dyn/bare', 'target', 'status'],
+    ['Scenario', 'dyn req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'dyn/bare', 'target', 'status', 'raw req/s', 'dyn/raw', 'target', 'status'],
     ...results.map((r) => [
       r.scenario.label,
       fmtRps(r.dyn.requestsPerSecond),
@@ -357,12 +384,16 @@ async function main(): Promise<void> {
       pct(r.ratio),
       `≥ ${pct(r.scenario.target)}`,
       r.met ? 'met' : 'NOT MET',
+      r.raw ? fmtRps(r.raw.result.requestsPerSecond) : '—',
+      r.raw ? pct(r.raw.ratio) : '—',
+      r.raw ? `≥ ${pct(r.raw.target)}` : '—',
+      r.raw ? (r.raw.met ? 'met' : 'NOT MET') : '—',
     ]),
   ];
   console.log(`\n${table(rows)}\n`);
   for (const r of results) {
-    for (const server of ['dyn', 'bare'] as const) {
-      const errors = errorsOf(r[server]);
+    for (const [server, result] of [['dyn', r.dyn], ['bare', r.bare], ['raw', r.raw?.result]] as const) {
+      const errors = result ? errorsOf(result) : null;
       if (errors) console.log(`warning: ${r.scenario.label} on ${server} had errors (${errors}); its figures are suspect`);
     }
   }
@@ -377,7 +408,17 @@ async function main(): Promise<void> {
     machine,
     config,
     seeding: { dynSeconds: dynSeedSeconds, bareSeconds: bareSeedSeconds, dynThrough: `POST ${BENCH_PATH}`, bareThrough: 'one transaction at startup' },
-    scenarios: results.map((r) => ({ key: r.scenario.key, label: r.scenario.label, path: r.scenario.path, target: r.scenario.target, ratio: r.ratio, met: r.met, dyn: r.dyn, bare: r.bare })),
+    scenarios: results.map((r) => ({
+      key: r.scenario.key,
+      label: r.scenario.label,
+      path: r.scenario.path,
+      target: r.scenario.target,
+      ratio: r.ratio,
+      met: r.met,
+      dyn: r.dyn,
+      bare: r.bare,
+      ...(r.raw ? { raw: r.raw.result, rawRatio: r.raw.ratio, rawTarget: r.raw.target, rawMet: r.raw.met } : {}),
+    })),
   };
   writeFileSync(file, JSON.stringify(saved, null, 2) + '\n');
   console.log(`saved ${file.slice(ROOT.length + 1)}`);
