@@ -13,7 +13,7 @@
  * when started by hand.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -40,7 +40,7 @@ const byId = db.prepare('SELECT doc FROM records WHERE id = ?');
 const PREFIX = `${BENCH_PATH}/`;
 const NOT_FOUND = '{"success":false,"error":"Record not found"}';
 
-function send(res: import('node:http').ServerResponse, status: number, body: string): void {
+function send(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
   res.end(body);
 }

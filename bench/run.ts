@@ -4,7 +4,9 @@
  * its own process on loopback, loaded by wrk from another. Prints a table (and the machine), and
  * saves the figures under bench/results/. A script that prints figures, not a test.
  *
- * Environment: BENCH_SECONDS (10) measured per scenario and server, BENCH_WARMUP_SECONDS (2),
+ * Environment: BENCH_SECONDS (10) measured per scenario and server, split over BENCH_ROUNDS (3)
+ * rounds that take the servers in turn (so a burst of load from elsewhere on the machine falls on
+ * all of them alike rather than on whichever ran then), BENCH_WARMUP_SECONDS (2) once per server,
  * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
  * of getById, list, post; all by default), BENCH_CPU_PROF=<dir> to profile dyn under
  * `node --cpu-prof` (dyn is restarted on its seeded data after seeding, so the profile covers the
@@ -40,6 +42,7 @@ function intEnv(name: string, fallback: number, min: number, max: number): numbe
 const config = {
   seconds: intEnv('BENCH_SECONDS', 10, 1, 3600),
   warmupSeconds: intEnv('BENCH_WARMUP_SECONDS', 2, 0, 600),
+  rounds: intEnv('BENCH_ROUNDS', 3, 1, 100),
   connections: intEnv('BENCH_CONNECTIONS', 32, 1, 10_000),
   threads: intEnv('BENCH_THREADS', 2, 1, 256),
   records: intEnv('BENCH_RECORDS', 10_000, 1, 1_000_000),
@@ -204,6 +207,30 @@ function table(rows: string[][]): string {
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
+/**
+ * The rounds of one server as one result: requests over the time they took; p50 and mean the
+ * median of the rounds', p90, p99 and max the highest (a round's percentiles cannot be merged).
+ */
+function combine(rounds: readonly WrkResult[]): WrkResult & { rounds: number[] } {
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const sum = (pick: (r: WrkResult) => number): number => rounds.reduce((total, r) => total + pick(r), 0);
+  const max = (pick: (r: WrkResult) => number): number => Math.max(...rounds.map(pick));
+  const requests = sum((r) => r.requests);
+  const durationSeconds = sum((r) => r.durationSeconds);
+  return {
+    requests,
+    durationSeconds,
+    requestsPerSecond: durationSeconds > 0 ? requests / durationSeconds : 0,
+    latency: { p50: median(rounds.map((r) => r.latency.p50)), p90: max((r) => r.latency.p90), p99: max((r) => r.latency.p99), max: max((r) => r.latency.max), mean: median(rounds.map((r) => r.latency.mean)) },
+    errors: { connect: sum((r) => r.errors.connect), read: sum((r) => r.errors.read), write: sum((r) => r.errors.write), status: sum((r) => r.errors.status), timeout: sum((r) => r.errors.timeout) },
+    rounds: rounds.map((r) => Math.round(r.requestsPerSecond)),
+  };
+}
+
 function errorsOf(result: WrkResult): string | null {
   const e = result.errors;
   const parts = Object.entries(e).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
@@ -233,7 +260,7 @@ async function main(): Promise<void> {
   const code = codeVersion();
   console.log(`dyn benchmark — ${date.toISOString()} — code ${code.commit ?? 'unknown'}${code.srcDirty ? ' + uncommitted changes in src/' : ''}`);
   console.log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, Node ${machine.node}, ${machine.platform}`);
-  console.log(`load: ${wrk}, ${config.connections} connections, ${config.threads} threads, ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario and server`);
+  console.log(`load: ${wrk}, ${config.connections} connections, ${config.threads} threads, ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario and server, in ${config.rounds} round${config.rounds === 1 ? '' : 's'} taking the servers in turn`);
   console.log(`data: ${config.records} records, SQLite WAL + synchronous=${config.sqliteSynchronous} on both`);
   const extra = Object.entries(config.dynExtraEnv).map(([name, value]) => `${name}=${value}`).join(' ');
   if (extra) console.log(`WHAT-IF RUN, not the standard configuration: dyn started with ${extra}`);
@@ -350,17 +377,27 @@ async function main(): Promise<void> {
     raw?: { result: WrkResult; ratio: number; target: number; met: boolean };
   }
   const results: Measured[] = [];
+  const segmentSeconds = Math.max(1, Math.round(config.seconds / config.rounds));
   for (const scenario of scenarios) {
-    const measured = {} as Record<ServerName, WrkResult>;
     const servers: ServerName[] = scenario.rawTarget === undefined ? ['dyn', 'bare'] : ['dyn', 'bare', 'raw'];
+    const options = (server: ServerName) => ({ url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads });
+    console.log(`${scenario.label}: ${servers.join(', ')} …`);
+    if (config.warmupSeconds > 0) for (const server of servers) await runWrk({ ...options(server), seconds: config.warmupSeconds });
+    const rounds = Object.fromEntries(servers.map((server) => [server, [] as WrkResult[]])) as Record<ServerName, WrkResult[]>;
+    for (let round = 0; round < config.rounds; round++) {
+      // Each round starts with the next server, so none is always measured first.
+      for (let i = 0; i < servers.length; i++) {
+        const server = servers[(round + i) % servers.length]!;
+        rounds[server].push(await runWrk({ ...options(server), seconds: segmentSeconds }));
+        await sleep(500); // let buffered audit entries and call counts flush before the next run
+      }
+    }
+    const measured = {} as Record<ServerName, WrkResult>;
     for (const server of servers) {
-      const options = { url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads };
-      process.stdout.write(`${scenario.label} — ${server}: `);
-      if (config.warmupSeconds > 0) await runWrk({ ...options, seconds: config.warmupSeconds });
-      const result = await runWrk({ ...options, seconds: config.seconds });
+      const result = combine(rounds[server]);
       measured[server] = result;
-      console.log(`${fmtRps(result.requestsPerSecond)} req/s, p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
-      await sleep(1000); // let buffered audit entries and call counts flush before the next run
+      const perRound = rounds[server].map((r) => fmtRps(r.requestsPerSecond)).join(' / ');
+      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
     }
     const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
     const entry: Measured = { scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target };
