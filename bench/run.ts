@@ -16,7 +16,7 @@
  * configuration, and the output and saved figures say so).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -211,13 +211,32 @@ function table(rows: string[][]): string {
  * The rounds of one server as one result: requests over the time they took; p50 and mean the
  * median of the rounds', p90, p99 and max the highest (a round's percentiles cannot be merged).
  */
-function combine(rounds: readonly WrkResult[]): WrkResult & { rounds: number[] } {
+/**
+ * CPU time a process has used (user + system, all its threads), in microseconds, from
+ * /proc/<pid>/stat; null where there is no /proc (not Linux). Per request, it is a measure of cost
+ * that other load on the machine disturbs far less than req/s.
+ */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+function cpuMicros(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+type Measured1 = WrkResult & { cpuMicros: number | null };
+
+function combine(rounds: readonly Measured1[]): WrkResult & { rounds: number[]; cpuMicrosPerRequest: number | null } {
   const median = (values: number[]): number => {
     const sorted = [...values].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);
     return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   };
-  const sum = (pick: (r: WrkResult) => number): number => rounds.reduce((total, r) => total + pick(r), 0);
+  const sum = (pick: (r: Measured1) => number): number => rounds.reduce((total, r) => total + pick(r), 0);
   const max = (pick: (r: WrkResult) => number): number => Math.max(...rounds.map(pick));
   const requests = sum((r) => r.requests);
   const durationSeconds = sum((r) => r.durationSeconds);
@@ -228,6 +247,7 @@ function combine(rounds: readonly WrkResult[]): WrkResult & { rounds: number[] }
     latency: { p50: median(rounds.map((r) => r.latency.p50)), p90: max((r) => r.latency.p90), p99: max((r) => r.latency.p99), max: max((r) => r.latency.max), mean: median(rounds.map((r) => r.latency.mean)) },
     errors: { connect: sum((r) => r.errors.connect), read: sum((r) => r.errors.read), write: sum((r) => r.errors.write), status: sum((r) => r.errors.status), timeout: sum((r) => r.errors.timeout) },
     rounds: rounds.map((r) => Math.round(r.requestsPerSecond)),
+    cpuMicrosPerRequest: rounds.every((r) => r.cpuMicros !== null) && requests > 0 ? sum((r) => r.cpuMicros ?? 0) / requests : null,
   };
 }
 
@@ -334,6 +354,7 @@ async function main(): Promise<void> {
 
   // All answer the same requests the same way before any is loaded.
   const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl, raw: rawUrl };
+  const pids: Record<ServerName, number | undefined> = { dyn: dyn.proc.pid, bare: bare.proc.pid, raw: raw.proc.pid };
   const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds, raw: bareIds };
   const rawOne = await call(rawUrl, 'GET', `${BENCH_PATH}/${bareIds[config.records - 1]}`);
   expectStatus('raw: get by id', rawOne, 200);
@@ -369,12 +390,12 @@ async function main(): Promise<void> {
 
   interface Measured {
     scenario: Scenario;
-    dyn: WrkResult;
-    bare: WrkResult;
+    dyn: ReturnType<typeof combine>;
+    bare: ReturnType<typeof combine>;
     ratio: number;
     met: boolean;
     /** The raw ceiling, for a scenario with a rawTarget. */
-    raw?: { result: WrkResult; ratio: number; target: number; met: boolean };
+    raw?: { result: ReturnType<typeof combine>; ratio: number; target: number; met: boolean };
   }
   const results: Measured[] = [];
   const segmentSeconds = Math.max(1, Math.round(config.seconds / config.rounds));
@@ -383,21 +404,24 @@ async function main(): Promise<void> {
     const options = (server: ServerName) => ({ url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads });
     console.log(`${scenario.label}: ${servers.join(', ')} …`);
     if (config.warmupSeconds > 0) for (const server of servers) await runWrk({ ...options(server), seconds: config.warmupSeconds });
-    const rounds = Object.fromEntries(servers.map((server) => [server, [] as WrkResult[]])) as Record<ServerName, WrkResult[]>;
+    const rounds = Object.fromEntries(servers.map((server) => [server, [] as Measured1[]])) as Record<ServerName, Measured1[]>;
     for (let round = 0; round < config.rounds; round++) {
       // Each round starts with the next server, so none is always measured first.
       for (let i = 0; i < servers.length; i++) {
         const server = servers[(round + i) % servers.length]!;
-        rounds[server].push(await runWrk({ ...options(server), seconds: segmentSeconds }));
+        const cpuBefore = cpuMicros(pids[server]);
+        const result = await runWrk({ ...options(server), seconds: segmentSeconds });
+        const cpuAfter = cpuMicros(pids[server]);
+        rounds[server].push({ ...result, cpuMicros: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore });
         await sleep(500); // let buffered audit entries and call counts flush before the next run
       }
     }
-    const measured = {} as Record<ServerName, WrkResult>;
+    const measured = {} as Record<ServerName, ReturnType<typeof combine>>;
     for (const server of servers) {
       const result = combine(rounds[server]);
       measured[server] = result;
       const perRound = rounds[server].map((r) => fmtRps(r.requestsPerSecond)).join(' / ');
-      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
+      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${result.cpuMicrosPerRequest === null ? '' : `, ${result.cpuMicrosPerRequest.toFixed(1)} µs CPU per request`}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
     }
     const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
     const entry: Measured = { scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target };
@@ -428,6 +452,17 @@ async function main(): Promise<void> {
     ]),
   ];
   console.log(`\n${table(rows)}\n`);
+  // The same comparison by cost: CPU time the server process spent per request (all threads).
+  const cpu = (result: ReturnType<typeof combine> | undefined): string => (result?.cpuMicrosPerRequest == null ? '—' : `${result.cpuMicrosPerRequest.toFixed(1)} µs`);
+  const cpuRatio = (other: ReturnType<typeof combine> | undefined, dynResult: ReturnType<typeof combine>): string =>
+    other?.cpuMicrosPerRequest == null || dynResult.cpuMicrosPerRequest == null ? '—' : pct(other.cpuMicrosPerRequest / dynResult.cpuMicrosPerRequest);
+  if (results.some((r) => r.dyn.cpuMicrosPerRequest !== null)) {
+    const cpuRows = [
+      ['CPU per request', 'dyn', 'bare', 'raw', 'bare/dyn', 'raw/dyn'],
+      ...results.map((r) => [r.scenario.label, cpu(r.dyn), cpu(r.bare), cpu(r.raw?.result), cpuRatio(r.bare, r.dyn), r.raw ? cpuRatio(r.raw.result, r.dyn) : '—']),
+    ];
+    console.log(`${table(cpuRows)}\n(user + system time of each server process, all threads, over the requests it answered; x/dyn is dyn's throughput relative to x when CPU is the limit)\n`);
+  }
   for (const r of results) {
     for (const [server, result] of [['dyn', r.dyn], ['bare', r.bare], ['raw', r.raw?.result]] as const) {
       const errors = result ? errorsOf(result) : null;

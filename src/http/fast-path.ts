@@ -131,7 +131,11 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
       fallback(req, res);
       return;
     }
-    void answer(req, res, method, path, q === -1 ? null : url.slice(q + 1));
+    answer(req, res, method, path, q === -1 ? null : url.slice(q + 1)).catch((error: unknown) => {
+      // Only writing the answer itself can fail here (failures before it are rendered above).
+      deps.logger.error('request failed', { method, path, error });
+      if (!res.headersSent) res.destroy();
+    });
   };
 }
 
