@@ -1,9 +1,12 @@
 /**
- * `npm run bench`: dyn against a bare Koa + node:sqlite service for the same resource, both as
- * their own processes on loopback, loaded by wrk from a third. Prints a table (and the machine),
- * and saves the figures under bench/results/. A script that prints figures, not a test.
+ * `npm run bench`: dyn against a bare Koa + node:sqlite service for the same resource, and for GET
+ * by id also against the raw ceiling (plain node:http + node:sqlite, bench/raw-server.ts), each as
+ * its own process on loopback, loaded by wrk from another. Prints a table (and the machine), and
+ * saves the figures under bench/results/. A script that prints figures, not a test.
  *
- * Environment: BENCH_SECONDS (10) measured per scenario and server, BENCH_WARMUP_SECONDS (2),
+ * Environment: BENCH_SECONDS (10) measured per scenario and server, split over BENCH_ROUNDS (3)
+ * rounds that take the servers in turn (so a burst of load from elsewhere on the machine falls on
+ * all of them alike rather than on whichever ran then), BENCH_WARMUP_SECONDS (2) once per server,
  * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
  * of getById, list, post; all by default), BENCH_CPU_PROF=<dir> to profile dyn under
  * `node --cpu-prof` (dyn is restarted on its seeded data after seeding, so the profile covers the
@@ -13,7 +16,7 @@
  * configuration, and the output and saved figures say so).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,6 +42,7 @@ function intEnv(name: string, fallback: number, min: number, max: number): numbe
 const config = {
   seconds: intEnv('BENCH_SECONDS', 10, 1, 3600),
   warmupSeconds: intEnv('BENCH_WARMUP_SECONDS', 2, 0, 600),
+  rounds: intEnv('BENCH_ROUNDS', 3, 1, 100),
   connections: intEnv('BENCH_CONNECTIONS', 32, 1, 10_000),
   threads: intEnv('BENCH_THREADS', 2, 1, 256),
   records: intEnv('BENCH_RECORDS', 10_000, 1, 1_000_000),
@@ -74,12 +78,14 @@ function scenarioList(): string[] {
   return picked;
 }
 
-type ServerName = 'dyn' | 'bare';
+type ServerName = 'dyn' | 'bare' | 'raw';
 interface Scenario {
   key: 'getById' | 'list' | 'post';
   label: string;
   /** dyn req/s over bare req/s must be at least this. */
   target: number;
+  /** dyn req/s over raw req/s must be at least this, for a scenario measured against the raw ceiling too. */
+  rawTarget?: number;
   path: string;
   script(server: ServerName): string;
 }
@@ -201,6 +207,50 @@ function table(rows: string[][]): string {
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
+/**
+ * The rounds of one server as one result: requests over the time they took; p50 and mean the
+ * median of the rounds', p90, p99 and max the highest (a round's percentiles cannot be merged).
+ */
+/**
+ * CPU time a process has used (user + system, all its threads), in microseconds, from
+ * /proc/<pid>/stat; null where there is no /proc (not Linux). Per request, it is a measure of cost
+ * that other load on the machine disturbs far less than req/s.
+ */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+function cpuMicros(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+type Measured1 = WrkResult & { cpuMicros: number | null };
+
+function combine(rounds: readonly Measured1[]): WrkResult & { rounds: number[]; cpuMicrosPerRequest: number | null } {
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const sum = (pick: (r: Measured1) => number): number => rounds.reduce((total, r) => total + pick(r), 0);
+  const max = (pick: (r: WrkResult) => number): number => Math.max(...rounds.map(pick));
+  const requests = sum((r) => r.requests);
+  const durationSeconds = sum((r) => r.durationSeconds);
+  return {
+    requests,
+    durationSeconds,
+    requestsPerSecond: durationSeconds > 0 ? requests / durationSeconds : 0,
+    latency: { p50: median(rounds.map((r) => r.latency.p50)), p90: max((r) => r.latency.p90), p99: max((r) => r.latency.p99), max: max((r) => r.latency.max), mean: median(rounds.map((r) => r.latency.mean)) },
+    errors: { connect: sum((r) => r.errors.connect), read: sum((r) => r.errors.read), write: sum((r) => r.errors.write), status: sum((r) => r.errors.status), timeout: sum((r) => r.errors.timeout) },
+    rounds: rounds.map((r) => Math.round(r.requestsPerSecond)),
+    cpuMicrosPerRequest: rounds.every((r) => r.cpuMicros !== null) && requests > 0 ? sum((r) => r.cpuMicros ?? 0) / requests : null,
+  };
+}
+
 function errorsOf(result: WrkResult): string | null {
   const e = result.errors;
   const parts = Object.entries(e).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`);
@@ -230,7 +280,7 @@ async function main(): Promise<void> {
   const code = codeVersion();
   console.log(`dyn benchmark — ${date.toISOString()} — code ${code.commit ?? 'unknown'}${code.srcDirty ? ' + uncommitted changes in src/' : ''}`);
   console.log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGb} GB, Node ${machine.node}, ${machine.platform}`);
-  console.log(`load: ${wrk}, ${config.connections} connections, ${config.threads} threads, ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario and server`);
+  console.log(`load: ${wrk}, ${config.connections} connections, ${config.threads} threads, ${config.warmupSeconds} s warm-up + ${config.seconds} s per scenario and server, in ${config.rounds} round${config.rounds === 1 ? '' : 's'} taking the servers in turn`);
   console.log(`data: ${config.records} records, SQLite WAL + synchronous=${config.sqliteSynchronous} on both`);
   const extra = Object.entries(config.dynExtraEnv).map(([name, value]) => `${name}=${value}`).join(' ');
   if (extra) console.log(`WHAT-IF RUN, not the standard configuration: dyn started with ${extra}`);
@@ -239,8 +289,10 @@ async function main(): Promise<void> {
   tempDir = mkdtempSync(join(os.tmpdir(), 'dyn-bench-'));
   const dynDir = join(tempDir, 'dyn');
   const bareDir = join(tempDir, 'bare');
+  const rawDir = join(tempDir, 'raw');
   mkdirSync(dynDir);
   mkdirSync(bareDir);
+  mkdirSync(rawDir);
   const records = seedRecords(config.records);
 
   // dyn, as `dynctl serve` would run it; report-port.ts only tells us the port it bound.
@@ -295,10 +347,18 @@ async function main(): Promise<void> {
   const bareUrl = `http://127.0.0.1:${bare.port}`;
   const bareIds = bareDocs.map((doc) => doc._id);
   console.log(`started and seeded the bare server: ${bareIds.length} records in ${bareSeedSeconds.toFixed(1)} s`);
+  // The raw ceiling (GET by id only), on the bare server's seed data and ids.
+  const raw = await startServer('raw server', [join(BENCH_DIR, 'raw-server.ts')], { ...process.env, DATA_DIR: rawDir, SEED_FILE: seedFile, PORT: '0' });
+  const rawUrl = `http://127.0.0.1:${raw.port}`;
+  console.log(`started and seeded the raw server (node:http + node:sqlite, GET by id only)`);
 
-  // Both answer the same requests the same way before either is loaded.
-  const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl };
-  const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds };
+  // All answer the same requests the same way before any is loaded.
+  const urls: Record<ServerName, string> = { dyn: dynUrl, bare: bareUrl, raw: rawUrl };
+  const pids: Record<ServerName, number | undefined> = { dyn: dyn.proc.pid, bare: bare.proc.pid, raw: raw.proc.pid };
+  const ids: Record<ServerName, string[]> = { dyn: dynIds, bare: bareIds, raw: bareIds };
+  const rawOne = await call(rawUrl, 'GET', `${BENCH_PATH}/${bareIds[config.records - 1]}`);
+  expectStatus('raw: get by id', rawOne, 200);
+  if (rawOne.json.data?.title !== records[config.records - 1]!.title) throw new Error('raw: get by id returned another record');
   for (const server of ['dyn', 'bare'] as const) {
     const base = urls[server];
     const list = await call(base, 'GET', `${BENCH_PATH}?limit=20`);
@@ -313,39 +373,67 @@ async function main(): Promise<void> {
     expectStatus(`${server}: POST with an unknown field`, await call(base, 'POST', BENCH_PATH, { ...POST_BODY, colour: 'red' }), 400);
     expectStatus(`${server}: POST without the required field`, await call(base, 'POST', BENCH_PATH, { price: 1 }), 400);
   }
-  console.log(`checked: both list ${config.records} records (dyn from its per-path counter), read by id, refuse invalid bodies\n`);
+  console.log(`checked: dyn and bare list ${config.records} records (dyn from its per-path counter), read by id, refuse invalid bodies; raw reads by id\n`);
 
   const scriptDir = join(tempDir, 'wrk');
   mkdirSync(scriptDir);
-  const idFiles: Record<ServerName, string> = { dyn: join(scriptDir, 'dyn-ids.txt'), bare: join(scriptDir, 'bare-ids.txt') };
+  const idFiles: Record<ServerName, string> = { dyn: join(scriptDir, 'dyn-ids.txt'), bare: join(scriptDir, 'bare-ids.txt'), raw: join(scriptDir, 'bare-ids.txt') };
   for (const server of ['dyn', 'bare'] as const) writeFileSync(idFiles[server], ids[server].join('\n') + '\n');
 
   // POST last, so both GET scenarios see exactly the seeded records.
   const allScenarios: Scenario[] = [
-    { key: 'getById', label: 'GET by id', target: 0.75, path: BENCH_PATH, script: (s) => writeGetByIdScript(scriptDir, `${s}-get-by-id`, `${BENCH_PATH}/`, idFiles[s]) },
+    { key: 'getById', label: 'GET by id', target: 0.75, rawTarget: 0.75, path: BENCH_PATH, script: (s) => writeGetByIdScript(scriptDir, `${s}-get-by-id`, `${BENCH_PATH}/`, idFiles[s]) },
     { key: 'list', label: 'GET list (limit 20, total)', target: 1.0, path: `${BENCH_PATH}?limit=20`, script: (s) => writeStaticScript(scriptDir, `${s}-list`) },
     { key: 'post', label: 'POST with validation', target: 0.7, path: BENCH_PATH, script: (s) => writePostScript(scriptDir, `${s}-post`, POST_BODY) },
   ];
   const scenarios = allScenarios.filter((s) => config.scenarios.includes(s.key));
 
-  const results: { scenario: Scenario; dyn: WrkResult; bare: WrkResult; ratio: number; met: boolean }[] = [];
+  interface Measured {
+    scenario: Scenario;
+    dyn: ReturnType<typeof combine>;
+    bare: ReturnType<typeof combine>;
+    ratio: number;
+    met: boolean;
+    /** The raw ceiling, for a scenario with a rawTarget. */
+    raw?: { result: ReturnType<typeof combine>; ratio: number; target: number; met: boolean };
+  }
+  const results: Measured[] = [];
+  const segmentSeconds = Math.max(1, Math.round(config.seconds / config.rounds));
   for (const scenario of scenarios) {
-    const measured = {} as Record<ServerName, WrkResult>;
-    for (const server of ['dyn', 'bare'] as const) {
-      const options = { url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads };
-      process.stdout.write(`${scenario.label} — ${server}: `);
-      if (config.warmupSeconds > 0) await runWrk({ ...options, seconds: config.warmupSeconds });
-      const result = await runWrk({ ...options, seconds: config.seconds });
+    const servers: ServerName[] = scenario.rawTarget === undefined ? ['dyn', 'bare'] : ['dyn', 'bare', 'raw'];
+    const options = (server: ServerName) => ({ url: urls[server] + scenario.path, script: scenario.script(server), connections: config.connections, threads: config.threads });
+    console.log(`${scenario.label}: ${servers.join(', ')} …`);
+    if (config.warmupSeconds > 0) for (const server of servers) await runWrk({ ...options(server), seconds: config.warmupSeconds });
+    const rounds = Object.fromEntries(servers.map((server) => [server, [] as Measured1[]])) as Record<ServerName, Measured1[]>;
+    for (let round = 0; round < config.rounds; round++) {
+      // Each round starts with the next server, so none is always measured first.
+      for (let i = 0; i < servers.length; i++) {
+        const server = servers[(round + i) % servers.length]!;
+        const cpuBefore = cpuMicros(pids[server]);
+        const result = await runWrk({ ...options(server), seconds: segmentSeconds });
+        const cpuAfter = cpuMicros(pids[server]);
+        rounds[server].push({ ...result, cpuMicros: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore });
+        await sleep(500); // let buffered audit entries and call counts flush before the next run
+      }
+    }
+    const measured = {} as Record<ServerName, ReturnType<typeof combine>>;
+    for (const server of servers) {
+      const result = combine(rounds[server]);
       measured[server] = result;
-      console.log(`${fmtRps(result.requestsPerSecond)} req/s, p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
-      await sleep(1000); // let buffered audit entries and call counts flush before the next run
+      const perRound = rounds[server].map((r) => fmtRps(r.requestsPerSecond)).join(' / ');
+      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${result.cpuMicrosPerRequest === null ? '' : `, ${result.cpuMicrosPerRequest.toFixed(1)} µs CPU per request`}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
     }
     const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
-    results.push({ scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target });
+    const entry: Measured = { scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target };
+    if (scenario.rawTarget !== undefined) {
+      const rawRatio = measured.dyn.requestsPerSecond / measured.raw.requestsPerSecond;
+      entry.raw = { result: measured.raw, ratio: rawRatio, target: scenario.rawTarget, met: rawRatio >= scenario.rawTarget };
+    }
+    results.push(entry);
   }
 
   const rows = [
-    ['Scenario', 'dyn req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'dyn/bare', 'target', 'status'],
+    ['Scenario', 'dyn req/s', 'p50', 'p99', 'bare req/s', 'p50', 'p99', 'dyn/bare', 'target', 'status', 'raw req/s', 'dyn/raw', 'target', 'status'],
     ...results.map((r) => [
       r.scenario.label,
       fmtRps(r.dyn.requestsPerSecond),
@@ -357,12 +445,27 @@ async function main(): Promise<void> {
       pct(r.ratio),
       `≥ ${pct(r.scenario.target)}`,
       r.met ? 'met' : 'NOT MET',
+      r.raw ? fmtRps(r.raw.result.requestsPerSecond) : '—',
+      r.raw ? pct(r.raw.ratio) : '—',
+      r.raw ? `≥ ${pct(r.raw.target)}` : '—',
+      r.raw ? (r.raw.met ? 'met' : 'NOT MET') : '—',
     ]),
   ];
   console.log(`\n${table(rows)}\n`);
+  // The same comparison by cost: CPU time the server process spent per request (all threads).
+  const cpu = (result: ReturnType<typeof combine> | undefined): string => (result?.cpuMicrosPerRequest == null ? '—' : `${result.cpuMicrosPerRequest.toFixed(1)} µs`);
+  const cpuRatio = (other: ReturnType<typeof combine> | undefined, dynResult: ReturnType<typeof combine>): string =>
+    other?.cpuMicrosPerRequest == null || dynResult.cpuMicrosPerRequest == null ? '—' : pct(other.cpuMicrosPerRequest / dynResult.cpuMicrosPerRequest);
+  if (results.some((r) => r.dyn.cpuMicrosPerRequest !== null)) {
+    const cpuRows = [
+      ['CPU per request', 'dyn', 'bare', 'raw', 'bare/dyn', 'raw/dyn'],
+      ...results.map((r) => [r.scenario.label, cpu(r.dyn), cpu(r.bare), cpu(r.raw?.result), cpuRatio(r.bare, r.dyn), r.raw ? cpuRatio(r.raw.result, r.dyn) : '—']),
+    ];
+    console.log(`${table(cpuRows)}\n(user + system time of each server process, all threads, over the requests it answered; x/dyn is dyn's throughput relative to x when CPU is the limit)\n`);
+  }
   for (const r of results) {
-    for (const server of ['dyn', 'bare'] as const) {
-      const errors = errorsOf(r[server]);
+    for (const [server, result] of [['dyn', r.dyn], ['bare', r.bare], ['raw', r.raw?.result]] as const) {
+      const errors = result ? errorsOf(result) : null;
       if (errors) console.log(`warning: ${r.scenario.label} on ${server} had errors (${errors}); its figures are suspect`);
     }
   }
@@ -377,7 +480,17 @@ async function main(): Promise<void> {
     machine,
     config,
     seeding: { dynSeconds: dynSeedSeconds, bareSeconds: bareSeedSeconds, dynThrough: `POST ${BENCH_PATH}`, bareThrough: 'one transaction at startup' },
-    scenarios: results.map((r) => ({ key: r.scenario.key, label: r.scenario.label, path: r.scenario.path, target: r.scenario.target, ratio: r.ratio, met: r.met, dyn: r.dyn, bare: r.bare })),
+    scenarios: results.map((r) => ({
+      key: r.scenario.key,
+      label: r.scenario.label,
+      path: r.scenario.path,
+      target: r.scenario.target,
+      ratio: r.ratio,
+      met: r.met,
+      dyn: r.dyn,
+      bare: r.bare,
+      ...(r.raw ? { raw: r.raw.result, rawRatio: r.raw.ratio, rawTarget: r.raw.target, rawMet: r.raw.met } : {}),
+    })),
   };
   writeFileSync(file, JSON.stringify(saved, null, 2) + '\n');
   console.log(`saved ${file.slice(ROOT.length + 1)}`);

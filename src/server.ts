@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { Config } from './config.ts';
 import { EventBus } from './events/bus.ts';
-import { createApp } from './http/app.ts';
+import { createRequestListener } from './http/app.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { ApiKeysService } from './services/api-keys.ts';
 import { AuditLog } from './services/audit-log.ts';
@@ -143,8 +143,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   // Deliveries queued before a restart (or by another instance) are picked up from here on.
   webhookDispatcher.start();
   const housekeeping = startHousekeeping(services);
-  const app = createApp(services);
-  const server: Server = createServer(app.callback());
+  const server: Server = createServer(createRequestListener(services));
   server.requestTimeout = 60_000;
   server.headersTimeout = 20_000;
   server.listen(config.port, config.host);

@@ -27,9 +27,19 @@ import { projectRoutes } from './routes/project.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { MCP_PATH, mcpRoutes } from './routes/mcp.ts';
 import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
+import { dynamicFastPath, type RequestListener } from './fast-path.ts';
 import type { DynState } from './state.ts';
 
 const SERVICE_VERSION = '0.1.0';
+
+/**
+ * What the HTTP server runs: dynamic GET and HEAD requests are answered by the fast path
+ * (fast-path.ts), which takes the same steps as the Koa chain without its per-request objects;
+ * every other request goes to the Koa application.
+ */
+export function createRequestListener(services: Services): RequestListener {
+  return dynamicFastPath(services, createApp(services).callback());
+}
 
 /**
  * The Koa application: one middleware per concern, in this order, then the management routes

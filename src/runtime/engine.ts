@@ -114,11 +114,17 @@ export class Engine {
    * Live HTTP: always answers — a 404 when nothing serves the path, a 405 with `Allow` when
    * other methods do, a 204 with `Allow` for OPTIONS.
    */
-  async handle(request: EngineRequest): Promise<EngineResponse> {
-    const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
+  handle(request: EngineRequest): Promise<EngineResponse> {
+    // Not async: when the table is known to be current (the common case) nothing is awaited here.
+    const table = this.deps.routes.peek();
+    if (table === null) return this.deps.routes.current().then((current) => this.dispatch(current, request));
+    return this.dispatch(table, request);
+  }
+
+  private dispatch(table: RouteTable, request: EngineRequest): Promise<EngineResponse> {
     // HEAD is served as GET; the HTTP layer sends the headers without the body.
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-    if (!match) return notServedResponse(table, request.method, request.path);
+    if (!match) return Promise.resolve(notServedResponse(table, request.method, request.path));
     return this.run(table, match, request);
   }
 
@@ -177,7 +183,8 @@ export class Engine {
   private async run(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<EngineResponse> {
     let response: EngineResponse;
     try {
-      response = { ...(await this.serve(table, match, request)), endpointId: match.endpoint.doc._id };
+      const served = await this.serve(table, match, request);
+      response = { status: served.status, body: served.body, endpointId: match.endpoint.doc._id };
     } catch (error) {
       const rendered = this.renderError(error, match.endpoint, `${request.method} ${request.path}`);
       response = { status: rendered.status, body: rendered.body, endpointId: match.endpoint.doc._id };
@@ -197,7 +204,7 @@ export class Engine {
     const denial = accessDenial(doc, request.principal, request.authError);
     if (denial) throw denial;
     const settings = request.settings ?? this.deps.settings.peek() ?? (await this.deps.settings.get());
-    const resourcePath = fillPattern(endpoint.pattern, match.params);
+    const resourcePath = endpoint.pattern.paramNames.length === 0 ? endpoint.pattern.path : fillPattern(endpoint.pattern, match.params);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);
     return this.crud(table, endpoint, match, request, resourcePath, settings);
   }

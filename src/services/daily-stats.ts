@@ -17,6 +17,8 @@ export type TrafficSource = (typeof TRAFFIC_SOURCES)[number];
 export const METRICS = ['requests', 'errors', 'logins', 'webhookDeliveries', 'webhookErrors', 'cronRuns', 'cronFailures', ...TRAFFIC_SOURCES.map((s) => `source.${s}` as const)] as const;
 export type Metric = (typeof METRICS)[number];
 
+const SOURCE_METRIC = Object.fromEntries(TRAFFIC_SOURCES.map((s) => [s, `source.${s}` as const])) as Record<TrafficSource, Metric>;
+
 interface DailyDoc {
   _id: string;
   [key: string]: unknown;
@@ -45,6 +47,8 @@ export class DailyStats {
   // Today's key prefix, recomputed only when the clock passes midnight UTC (bump is per request).
   private today = '';
   private todayEnds = 0;
+  /** Today's `day|metric` keys, so a bump builds no string. */
+  private keys = new Map<string, string>();
   private readonly store: Store;
   private readonly onError: (error: unknown) => void;
   private readonly clock: () => number;
@@ -58,12 +62,24 @@ export class DailyStats {
   /** Adds `n` to today's counter of `metric` (in memory; written within FLUSH_MS). */
   bump(metric: Metric, n = 1): void {
     if (!Number.isFinite(n) || n === 0) return;
-    const now = this.clock();
+    this.add(this.keyOf(metric, this.clock()), n);
+  }
+
+  private keyOf(metric: Metric, now: number): string {
     if (now >= this.todayEnds || now < this.todayEnds - DAY_MS) {
       this.today = utcDay(now);
       this.todayEnds = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+      this.keys = new Map();
     }
-    const key = `${this.today}|${metric}`;
+    let key = this.keys.get(metric);
+    if (key === undefined) {
+      key = `${this.today}|${metric}`;
+      this.keys.set(metric, key);
+    }
+    return key;
+  }
+
+  private add(key: string, n: number): void {
     this.pending.set(key, (this.pending.get(key) ?? 0) + n);
     if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
@@ -73,9 +89,11 @@ export class DailyStats {
 
   /** One served dynamic-endpoint call: requests, errors (status ≥ 400) and traffic by source. */
   countRequest(source: TrafficSource, status: number): void {
-    this.bump('requests');
-    this.bump(`source.${source}`);
-    if (status >= 400) this.bump('errors');
+    // One clock read for the three counters (this runs on every request).
+    const now = this.clock();
+    this.add(this.keyOf('requests', now), 1);
+    this.add(this.keyOf(SOURCE_METRIC[source], now), 1);
+    if (status >= 400) this.add(this.keyOf('errors', now), 1);
   }
 
   flush(): Promise<void> {
