@@ -26,7 +26,7 @@ let store: EmbeddedStore;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'dyn-plans-'));
   store = openSqliteStore({ dataDir });
-  const docs = Array.from({ length: 2000 }, (_, n) => {
+  const docs = Array.from({ length: 4000 }, (_, n) => {
     const at = new Date(Date.UTC(2026, 0, 1) + n * 1000);
     return {
       endpointId: 'e',
@@ -63,6 +63,13 @@ describe('the embedded store plans list queries on indexed fields through their 
   it('?price[gte]=…&limit=20: the page and its count go through the price index', () => {
     const plan = store.explain('endpointdatas', { resourcePath: PATH, 'data.price': { $gte: 900 } }, { sort: oneWay(1), limit: 20 });
     expect(plan.find.join('\n')).toContain(PRICE_INDEX);
+    expect(plan.count.join('\n')).toContain(PRICE_INDEX);
+  });
+
+  it('a range most records match, on a page sorted by creation: read in creation order off the path index; the count still through the price index', () => {
+    const plan = store.explain('endpointdatas', { resourcePath: PATH, 'data.price': { $gte: 0 } }, { sort: oneWay(1), limit: 5 });
+    expect(plan.find.join('\n')).toContain(PATH_INDEX);
+    expect(plan.find.join('\n')).not.toContain('TEMP B-TREE');
     expect(plan.count.join('\n')).toContain(PRICE_INDEX);
   });
 

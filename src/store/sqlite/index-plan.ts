@@ -9,6 +9,11 @@
 // | else sorted first by an indexed field                | that field's (serves the order)     |
 // | else                                                 | none: SQLite's choice (the scope's) |
 //
+// A range that matches many records, on a page sorted by something else, is read faster in the
+// sort's order off the scope's index, filtering as it goes (a few rows per match) than through
+// the field's index (every match read, then sorted): the store probes how many match, up to a
+// bound, before it goes through the field's index for such a page (sqlite-store.ts, RANGE_PROBE).
+//
 // A query can only go through an index of its own scope, named by equality at the top level of
 // its filter (records: `resourcePath`, which every record query has).
 import type { FilterNode } from '../filter.ts';
@@ -23,6 +28,8 @@ export interface IndexPlan {
   fields: IndexedFields;
   /** The sort's first key is the index's field: ORDER BY reads the typed expression. */
   servesSort: boolean;
+  /** Why this index: an equality (`eq`, `in`), a range, or the sort alone. */
+  via: 'equality' | 'range' | 'sort';
 }
 
 /** The scope a filter names by equality at its top level, if any. */
@@ -54,12 +61,15 @@ export function planIndex(
     return undefined;
   };
   const first = sort[0]?.field;
-  const index = usable(['$eq', '$in']) ?? usable(['$gt', '$gte', '$lt', '$lte']) ?? (first === undefined ? undefined : indexes.get(first));
+  const equality = usable(['$eq', '$in']);
+  const range = equality ? undefined : usable(['$gt', '$gte', '$lt', '$lte']);
+  const index = equality ?? range ?? (first === undefined ? undefined : indexes.get(first));
   if (!index) return null;
   const expr = typedExpr(layout, index.field, index.kind);
   return {
     index,
     fields: { typed: new Map([[index.field, { expr, kind: index.kind }]]), literal: spec.fieldIndexes?.scope as string },
     servesSort: first === index.field,
+    via: equality ? 'equality' : range ? 'range' : 'sort',
   };
 }

@@ -282,10 +282,17 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     };
 
     // Queries scoped by the collection's scope field may go through a field index (index-plan.ts).
-    const planFor = (node: FilterNode, sort: SortSpec | undefined): IndexPlan | null => {
+    const planFor = (node: FilterNode, sort: SortSpec | undefined, page?: FindOptions): IndexPlan | null => {
       if (!spec.fieldIndexes) return null;
       const scope = scopeOf(spec, node);
-      return scope === undefined ? null : planIndex(spec, layout, node, parseSort(sort), fieldIndexesOf(spec.name, scope));
+      const plan = scope === undefined ? null : planIndex(spec, layout, node, parseSort(sort), fieldIndexesOf(spec.name, scope));
+      if (!plan || plan.via !== 'range' || plan.servesSort || page?.limit === undefined || sort === undefined) return plan;
+      // A page of a range sorted otherwise (index-plan.ts): when many records match, the scope's
+      // own order is the faster read. The probe reads at most `bound` entries of the field's index.
+      const bound = Math.min(RANGE_PROBE_MAX, Math.max(RANGE_PROBE_MIN, RANGE_PROBE_PER_ROW * ((page.skip ?? 0) + page.limit)));
+      const params: SqlValue[] = [];
+      const probe = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${from(plan)} WHERE ${where(node, undefined, params, plan)} LIMIT ${bound})`;
+      return Number(prepare(probe).get(...params)?.n ?? 0) < bound ? plan : null;
     };
     const from = (plan: IndexPlan | null): string => (plan ? `${table} INDEXED BY "${plan.index.name}"` : table);
     // An index another connection dropped between the plan and the statement: plan again.
@@ -318,7 +325,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     };
 
     const selectSql = (node: FilterNode, options: FindOptions, params: SqlValue[]): string => {
-      const plan = planFor(node, options.sort);
+      const plan = planFor(node, options.sort, options);
       return `SELECT ${layout.selectList} FROM ${from(plan)} WHERE ${where(node, options.search, params, plan)}${orderBy(options.sort, plan)}${limitClause(options)}`;
     };
     const selectRows = (filter: Filter, options: FindOptions): Doc[] => {
@@ -440,7 +447,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       const plan = planOf(view);
       const node = parseFilter(filter);
       return planned(() => {
-        const index = planFor(node, options.sort);
+        const index = planFor(node, options.sort, options);
         const params: SqlValue[] = [];
         const select = index ? plan.select.replace(` FROM ${table} WHERE `, ` FROM ${from(index)} WHERE `) : plan.select;
         const sql = `${select}${where(node, options.search, params, index)}${orderBy(options.sort, index)}${limitClause(options)}`;
@@ -635,6 +642,15 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
 }
 
 const MAX_CACHED_STATEMENTS = 500;
+
+/**
+ * How many matches of a range make the scope's own order the better read for a page sorted by
+ * something else: about 200 per row asked for (skip + limit), within these bounds. Reading in the
+ * scope's order then costs at most (records of the path / matches) rows per row of the page.
+ */
+const RANGE_PROBE_PER_ROW = 200;
+const RANGE_PROBE_MIN = 2000;
+const RANGE_PROBE_MAX = 100_000;
 
 /** How one JsonView is read from a collection's columns (built once per view). */
 interface ViewPlan {
