@@ -480,5 +480,11 @@ function definitionInput(doc: EndpointDoc): EndpointInput {
 }
 
 function duplicate(error: unknown, path: string, method: string): unknown {
-  return error instanceof DuplicateKeyError ? conflict(`An endpoint for ${method} ${path} already exists`) : error;
+  if (!(error instanceof DuplicateKeyError)) return error;
+  // A path change whose records would repeat a unique field's value among the records already there.
+  if (error.collection === 'endpointdatas') {
+    const field = (error.fields[0] ?? '').replace(/^data\./, '');
+    return conflict(`This endpoint's records cannot move to ${path}: ${field} is unique there, and a moving record repeats a value of a record already there`);
+  }
+  return conflict(`An endpoint for ${method} ${path} already exists`);
 }

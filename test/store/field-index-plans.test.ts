@@ -117,3 +117,27 @@ describe('the embedded store plans list queries on indexed fields through their 
     }
   });
 });
+
+describe('writes while an index is built', () => {
+  it('wait for the build and are all stored; the index holds them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dyn-build-'));
+    const other = openSqliteStore({ dataDir: dir });
+    try {
+      const records = other.collection('endpointdatas');
+      const at = new Date();
+      const doc = (n: number) => ({ endpointId: 'e', resourcePath: PATH, data: { sku: `S-${n}`, price: n }, expiresAt: null, createdAt: at, updatedAt: at });
+      await records.insertMany(Array.from({ length: 20_000 }, (_, n) => doc(n)));
+      const build = other.syncFieldIndexes('endpointdatas', [sku, price]);
+      const writes = [records.insertOne(doc(20_000)), records.insertOne(doc(20_001)), records.updateOne({ 'data.sku': 'S-5' }, { $set: { 'data.price': -1 } }), other.appendMany('logs', [{ action: 'x', createdAt: at }])];
+      await Promise.all([build, ...writes]);
+      expect(await records.count({ resourcePath: PATH })).toBe(20_002);
+      expect(await records.count({ resourcePath: PATH, 'data.sku': 'S-20001' })).toBe(1);
+      expect(other.explain('endpointdatas', { resourcePath: PATH, 'data.price': -1 }, { sort: oneWay(1), limit: 20 }).find.join('\n')).toContain(PRICE_INDEX);
+      expect((await records.find({ resourcePath: PATH, 'data.price': -1 })).map((d) => (d.data as { sku: string }).sku)).toEqual(['S-5']);
+      await expect(records.insertOne(doc(1))).rejects.toMatchObject({ fields: ['data.sku'] });
+    } finally {
+      await other.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
