@@ -141,3 +141,29 @@ describe('writes while an index is built', () => {
     }
   });
 });
+
+describe('two stores on one data directory', () => {
+  it('an index one builds is used by the other at once; one the other drops is no longer planned, and queries keep working', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dyn-two-'));
+    const a = openSqliteStore({ dataDir: dir });
+    const b = openSqliteStore({ dataDir: dir });
+    try {
+      const at = new Date();
+      await a.collection('endpointdatas').insertMany(Array.from({ length: 100 }, (_, n) => ({ endpointId: 'e', resourcePath: PATH, data: { price: n }, expiresAt: null, createdAt: at, updatedAt: at })));
+      const filter = { resourcePath: PATH, 'data.price': { $gte: 90 } };
+      const page = { sort: oneWay(1), limit: 20 };
+      expect(await b.collection('endpointdatas').count(filter)).toBe(10); // b has planned without the index
+      await a.syncFieldIndexes('endpointdatas', [price]);
+      expect(b.explain('endpointdatas', filter, page).find.join('\n')).toContain(PRICE_INDEX);
+      expect(await b.collection('endpointdatas').find(filter, page)).toHaveLength(10);
+      await a.syncFieldIndexes('endpointdatas', []);
+      expect(await b.collection('endpointdatas').find(filter, page)).toHaveLength(10);
+      expect(b.explain('endpointdatas', filter, page).find.join('\n')).not.toContain(PRICE_INDEX);
+      expect(await b.listFieldIndexes('endpointdatas')).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
