@@ -283,7 +283,10 @@ export class EndpointsService {
     try {
       return await save();
     } finally {
-      await this.indexes.settle(paths, await onPaths());
+      // Only drops are left to do here (prepare built what is wanted). One that fails leaves an
+      // unused index, dropped at the next change of these paths or the next start: the change
+      // itself stands (or failed) on its own.
+      await this.indexes.settle(paths, await onPaths()).catch(() => undefined);
     }
   }
 

@@ -15,7 +15,9 @@ export class IndexBuilder {
 
   constructor(file: string, busyTimeoutMs: number) {
     this.file = file;
-    this.busyTimeoutMs = busyTimeoutMs;
+    // Off the request thread, a build may wait longer for another writer (another process, the
+    // audit appender) than a request would.
+    this.busyTimeoutMs = Math.max(busyTimeoutMs, 60_000);
   }
 
   /** Resolves when no job runs: writes await this first (null when none runs, so they need not wait a turn). */
