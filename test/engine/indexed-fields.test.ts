@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -242,6 +243,32 @@ describe('project files keep indexed and unique', () => {
       expect(again.text).toBe(exported.text);
     } finally {
       await target.close();
+    }
+  });
+});
+
+describe('at start', () => {
+  it('an index a definition asks for but the store lacks (an interrupted build, an older store) is built while the server serves', async () => {
+    const first = await startTestServer();
+    const dir = first.dataDir;
+    try {
+      await define(first, await first.adminToken(), '/api/ix/start', 'POST', { code: { type: 'string', unique: true } });
+      expect(indexesOf(first, '/api/ix/start')).toEqual(['code!']);
+    } finally {
+      await first.server.close();
+    }
+    const db = new DatabaseSync(join(dir, 'dyn.db'));
+    for (const row of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name GLOB 'endpointdatas__fx_*'").all()) db.exec(`DROP INDEX "${String(row.name)}"`);
+    db.close();
+    const again = await startTestServer({}, dir);
+    try {
+      expect((await again.api('GET', '/api/health')).status).toBe(200);
+      // Built in the background: wait for it (no time limit asserted, only that it comes).
+      for (let tries = 0; tries < 200 && indexesOf(again, '/api/ix/start').length === 0; tries++) await new Promise((done) => setTimeout(done, 50));
+      expect(indexesOf(again, '/api/ix/start')).toEqual(['code!']);
+    } finally {
+      await again.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
