@@ -122,6 +122,10 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
   await records.recountAll();
+  // Record indexes the definitions ask for but the store lacks (a build a stop interrupted, a
+  // store written by an earlier version) are built in the background: serving starts at once,
+  // and lists use an index once it exists (README: "Indexed and unique fields").
+  void endpoints.syncRecordIndexes().catch((error: unknown) => logger.error('building record indexes failed', { error }));
   await outbox.load();
   // Files win at startup; an empty project directory is filled from the store instead. Write-back
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).

@@ -12,12 +12,20 @@ export function fieldSchema(def: FieldDef, mode: OpenApiContext['mode'], populat
   if (!type) return {};
   const ctx: OpenApiContext = { mode, populated, child: (child) => fieldSchema(child, mode, populated) };
   const schema = type.openApi(def, ctx);
-  const description = [def.description, schema.description].filter((text) => typeof text === 'string' && text !== '').join('; ');
+  const description = [def.description, schema.description, indexNote(def)].filter((text) => typeof text === 'string' && text !== '').join('; ');
   return {
     ...schema,
     ...(description ? { description } : {}),
     ...(def.defaultValue !== undefined ? { default: def.defaultValue } : {}),
+    ...(def.unique === true ? { 'x-dyn-unique': true, 'x-dyn-indexed': true } : def.indexed === true ? { 'x-dyn-indexed': true } : {}),
   };
+}
+
+/** What `indexed` / `unique` promise a client, in words (the OpenAPI extensions say it to tools). */
+export function indexNote(def: FieldDef): string | undefined {
+  if (def.unique === true) return 'unique: no two records of this path hold the same value (a write repeating one is a 409); indexed';
+  if (def.indexed === true) return 'indexed: filters and sorts on it read an index';
+  return undefined;
 }
 
 function properties(fields: EndpointSchema, mode: OpenApiContext['mode'], populated: OpenApiContext['populated']): Record<string, JsonSchema> {

@@ -29,14 +29,20 @@ export interface DocumentSource {
 }
 
 const UNGROUPED = 'Ungrouped';
-const LIST_PARAMS = ['page', 'limit', 'sort', 'populate', 'search'];
+const LIST_PARAMS = ['page', 'limit', 'sort', 'populate', 'search', 'total'];
 const ref = (kind: 'schemas' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
 const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   Meta: {
     type: 'object',
-    properties: { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1 }, total: { type: 'integer', minimum: 0 } },
+    properties: {
+      page: { type: 'integer', minimum: 1 },
+      limit: { type: 'integer', minimum: 1 },
+      total: { type: 'integer', minimum: 0, nullable: true, description: 'the number of matching records; null with `total=none`' },
+      totalExact: { type: 'boolean', description: 'with `total=estimate`: whether total is exact (else a lower bound)' },
+      hasMore: { type: 'boolean', description: 'with `total=none`: whether a next page has records' },
+    },
     required: ['page', 'limit', 'total'],
   },
   ErrorDetail: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
@@ -195,6 +201,7 @@ function queryParameters(endpoint: CompiledEndpoint, item: boolean): unknown[] {
     { name: 'sort', in: 'query', schema: { type: 'string' }, description: 'comma-separated fields (createdAt, updatedAt or schema fields); `-field` for descending' },
     ...populate,
     ...(strings.length > 0 ? [{ name: 'search', in: 'query', schema: { type: 'string', maxLength: 200 }, description: `a case-insensitive substring of any of: ${strings.join(', ')}` }] : []),
+    { name: 'total', in: 'query', schema: { type: 'string', enum: ['exact', 'estimate', 'none'], default: 'exact' }, description: 'how meta.total is counted: exact; estimate (counts at most 10,000 matches past the page, meta.totalExact says whether it is exact); none (total is null, meta.hasMore says whether a next page has records)' },
     ...filterParameters(fields),
   ];
 }
@@ -215,7 +222,7 @@ function filterParameters(fields: EndpointSchema): unknown[] {
         style: 'deepObject',
         explode: true,
         schema: { type: 'object', properties, additionalProperties: false },
-        description: `filter on ${name}: ${name}=value, or ${name}[op]=value with op one of ${operators.join(', ')}; in and nin take comma-separated values`,
+        description: `filter on ${name}: ${name}=value, or ${name}[op]=value with op one of ${operators.join(', ')}; in and nin take comma-separated values${def.unique === true || def.indexed === true ? ' (indexed: eq, in and ranges read the index)' : ''}`,
       };
     });
 }
@@ -270,6 +277,10 @@ function responses(endpoint: CompiledEndpoint, name: string, item: boolean): Rec
     return { '200': { description: 'What the endpoint\'s JavaScript handler returns (its status and data)', content: json(envelope({}, false)) }, ...errors };
   }
   const record = ref('schemas', `${name}_record`);
+  if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
+    const unique = Object.entries(endpoint.schema.schema).filter(([, def]) => def.unique === true).map(([field]) => field);
+    if (unique.length > 0) errors['409'] = { description: `a unique field (${unique.join(', ')}) repeats the value of another record of this path`, content: json(ref('schemas', 'Failure')) };
+  }
   if (doc.method === 'GET' && !item) return { '200': { description: 'A page of records', content: json(envelope({ type: 'array', items: record }, true)) }, ...errors };
   const status = doc.method === 'POST' ? '201' : '200';
   const description = { GET: 'The record', POST: 'The created record', PUT: 'The replaced record', PATCH: 'The updated record', DELETE: 'The deleted record' }[doc.method];

@@ -30,7 +30,12 @@ const COMMON_OPTIONS: Record<string, JsonSchema> = {
   required: { type: 'boolean' },
   defaultValue: {},
   description: { type: 'string', maxLength: 2000 },
+  indexed: { type: 'boolean' },
+  unique: { type: 'boolean' },
 };
+
+/** Names a field index can read (the store's filter field names); others are refused when indexed. */
+const INDEXABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** One validator of each type's options, compiled when the module loads. */
 const optionValidators = new Map(
@@ -112,6 +117,7 @@ export function validateEndpointSchema(schema: unknown): EndpointSchema {
     if (isItem) {
       for (const option of ['required', 'defaultValue']) if (def[option] !== undefined) problems.push({ field: `${path}.${option}`, message: 'is not allowed on array items' });
     }
+    problems.push(...indexProblems(def, type, path, depth === 1 && !isItem));
     const field = def as FieldDef;
     type.check?.(field, {
       problem: (option, message) => problems.push({ field: `${path}.${option}`, message }),
@@ -125,6 +131,25 @@ export function validateEndpointSchema(schema: unknown): EndpointSchema {
   const first = problems[0];
   if (first) throw badRequest(`Invalid schema: ${first.field} ${first.message}`, problems.slice(0, MAX_DETAILS));
   return schema as EndpointSchema;
+}
+
+/**
+ * `indexed` / `unique` (which implies indexed): top-level fields of a scalar type (the type says
+ * how it is indexed: `indexedAs`) whose names a filter can name.
+ */
+function indexProblems(def: Record<string, unknown>, type: FieldType, path: string, topLevel: boolean): ErrorDetail[] {
+  const option = def.unique === true ? 'unique' : def.indexed === true ? 'indexed' : undefined;
+  if (option === undefined) return [];
+  const at = `${path}.${option}`;
+  if (!topLevel) return [{ field: at, message: 'can only be set on top-level fields' }];
+  if (!type.indexedAs) {
+    const scalars = (Object.values(FIELD_TYPES) as FieldType[]).filter((t) => t.indexedAs).map((t) => t.name);
+    return [{ field: at, message: `cannot be set on a ${type.name} field: only scalar fields can be indexed (${scalars.join(', ')})` }];
+  }
+  if (def.unique === true && def.indexed === false) return [{ field: `${path}.indexed`, message: 'cannot be false on a unique field (unique fields are indexed)' }];
+  const name = path.slice(path.lastIndexOf('.') + 1);
+  if (!INDEXABLE_NAME.test(name)) return [{ field: at, message: 'needs a field name of letters, digits and _ (not starting with a digit)' }];
+  return [];
 }
 
 /** A default must be a valid value for its field, once the defaults of its own children are applied. */

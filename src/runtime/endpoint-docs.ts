@@ -61,6 +61,8 @@ function describeField(def: FieldDef): string {
   const parts = [def.description ?? ''];
   if (def.type === 'reference') parts.push(`id of a record of ${String(def.ref)}`);
   if (def.defaultValue !== undefined) parts.push(`default ${JSON.stringify(def.defaultValue)}`);
+  if (def.unique === true) parts.push('unique (another record of this path with the same value is a 409)');
+  else if (def.indexed === true) parts.push('indexed');
   return parts.filter(Boolean).join('; ');
 }
 
@@ -79,10 +81,12 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
       { name: 'sort', in: 'query', type: 'string', required: false, description: 'field, -field for descending; comma-separated' },
       { name: 'populate', in: 'query', type: 'string', required: false, description: 'true, or a comma-separated list of reference fields to expand' },
       { name: 'search', in: 'query', type: 'string', required: false, description: 'a case-insensitive substring of any string field' },
+      { name: 'total', in: 'query', type: 'string', required: false, description: 'exact (default), estimate or none: how meta.total is counted' },
     );
     for (const [name, def] of Object.entries(schema)) {
       const operators = filterOperators(def).filter((op) => op !== 'eq');
-      const description = `filter: ${name}=value${operators.length > 0 ? `, or ${name}[${operators.join('|')}]=value` : ''}`;
+      const indexed = def.unique === true || def.indexed === true ? ' (indexed)' : '';
+      const description = `filter: ${name}=value${operators.length > 0 ? `, or ${name}[${operators.join('|')}]=value` : ''}${indexed}`;
       parameters.push({ name, in: 'query', type: def.type, required: false, description });
     }
   }
@@ -103,6 +107,6 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
     handler: doc.handler.enabled,
     retentionDays: doc.retentionDays,
     parameters,
-    fields: Object.entries(schema).map(([name, def]) => ({ name, type: def.type, required: def.required === true, description: describeField(def) })),
+    fields: Object.entries(schema).map(([name, def]) => ({ name, type: def.type, required: def.required === true, indexed: def.indexed === true || def.unique === true, unique: def.unique === true, description: describeField(def) })),
   };
 }

@@ -14,7 +14,7 @@ import type { Principal } from '../model/principal.ts';
 import type { ReferenceField } from '../model/record-schema.ts';
 import type { AuditLog } from '../services/audit-log.ts';
 import type { DailyStats } from '../services/daily-stats.ts';
-import { flattenRecord, type RecordsService } from '../services/records.ts';
+import { flattenRecord, pageMeta, type RecordsService } from '../services/records.ts';
 import type { SettingsService, ActiveSettings } from '../services/settings.ts';
 import { accessDenial } from './access.ts';
 import type { CallCounter } from './call-counter.ts';
@@ -222,11 +222,11 @@ export class Engine {
       const { page, limit } = options;
       if (request.acceptsJsonText && populate.length === 0) {
         const result = await records.listJson(resourcePath, options, filter);
-        return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify({ page, limit, total: result.total })}}`) };
+        return { status: 200, body: new JsonText(`{"success":true,"data":[${result.items.join(',')}],"meta":${JSON.stringify(pageMeta(page, limit, result))}}`) };
       }
       const result = await records.list(resourcePath, options, filter);
       const items = await this.populate(table, request, result.items.map(flattenRecord), populate);
-      return { status: 200, body: { success: true, data: items, meta: { page, limit, total: result.total } } };
+      return { status: 200, body: { success: true, data: items, meta: pageMeta(page, limit, result) } };
     }
     if (method === 'GET') {
       const populate = readItemPopulate(endpoint, request.query);

@@ -4,12 +4,12 @@
 import { badRequest } from '../lib/errors.ts';
 import { positiveInt, readQuery, type RawQuery } from '../lib/query-params.ts';
 import type { ReferenceField } from '../model/record-schema.ts';
-import type { ListOptions } from '../services/records.ts';
+import { TOTAL_MODES, type ListOptions, type TotalMode } from '../services/records.ts';
 import type { ActiveSettings } from '../services/settings.ts';
 import { isFilterParam, listFilter, searchFields } from './list-filter.ts';
 import type { CompiledEndpoint } from './route-table.ts';
 
-const LIST_PARAMS = ['page', 'limit', 'populate', 'sort', 'search'];
+const LIST_PARAMS = ['page', 'limit', 'populate', 'sort', 'search', 'total'];
 const ITEM_PARAMS = ['populate'];
 
 export interface ListRequest {
@@ -27,8 +27,9 @@ export function readListRequest(endpoint: CompiledEndpoint, raw: RawQuery, setti
   const limit = Math.min(positiveInt('limit', query.limit, settings.defaultPageSize), settings.maxPageSize);
   const sort = sortOf(endpoint, query.sort);
   const search = searchOf(endpoint, query.search);
+  const total = totalOf(query.total);
   return {
-    options: { page, limit, ...(sort ? { sort } : {}), ...(search ? { search } : {}), exactTotal },
+    options: { page, limit, ...(sort ? { sort } : {}), ...(search ? { search } : {}), exactTotal, total },
     filter,
     populate: populateFields(endpoint, query.populate),
   };
@@ -62,6 +63,14 @@ function sortOf(endpoint: CompiledEndpoint, raw: string | undefined): Record<str
     sort[field] = descending ? -1 : 1;
   }
   return sort;
+}
+
+/** `total=exact|estimate|none`: how `meta.total` is counted (records.ts); exact by default, as the spec's clients expect. */
+function totalOf(raw: string | undefined): TotalMode {
+  if (raw === undefined || raw === '') return 'exact';
+  const mode = TOTAL_MODES.find((known) => known === raw);
+  if (!mode) throw badRequest(`Query parameter "total" must be one of ${TOTAL_MODES.join(', ')}`, [{ field: 'total', message: `must be one of ${TOTAL_MODES.join(', ')}` }]);
+  return mode;
 }
 
 /** `search=term`: a case-insensitive substring of any searchable field (the field types say which). */

@@ -10,6 +10,7 @@
 // | path not reserved   | path                                      | would shadow /api/x, which the service serves itself          |
 // | field definitions   | schema.<field>…                           | the field-type registry's own (validateEndpointSchema)        |
 // | reference targets   | schema.<field>.ref / .items.ref           | must be a normalized collection path without :parameters, …  |
+// | indexes on a path   | schema.<field>.indexed / .unique          | cannot be set on a path with :parameters …                    |
 // | group access        | accessType, or the list of groups         | … must name at least one user group …                         |
 // | handler compiles    | handler.code                              | does not compile: …                                           |
 //
@@ -17,6 +18,7 @@
 // user groups and endpoint groups that must exist. Network rules are the model's (network-access.ts).
 import { AppError, badRequest } from '../lib/errors.ts';
 import { InvalidPathError, normalizePath, parsePathPattern, type PathPattern } from '../lib/paths.ts';
+import { indexedFields } from '../model/indexed-fields.ts';
 import { compileRecordSchema, validateEndpointSchema, type EndpointSchema } from '../model/record-schema.ts';
 import { shadowedRoute } from '../model/reserved-paths.ts';
 import { compileHandler, HandlerCompileError } from '../sandbox/handler-runner.ts';
@@ -51,9 +53,11 @@ export function checkEndpointPath(path: string, options: { system?: boolean } = 
 
 /**
  * The field definitions (the field-type registry's rules, defaultValues included), then each
- * reference field's target: a collection path, normalized, without parameters.
+ * reference field's target: a collection path, normalized, without parameters. Given the
+ * definition's path: indexed fields need a path without parameters (an index covers the records
+ * of one path; a parameter makes a path per value).
  */
-export function checkEndpointSchema(schema: unknown, options: { skip?: Skip } = {}): { schema?: EndpointSchema; problems: RuleProblem[] } {
+export function checkEndpointSchema(schema: unknown, options: { skip?: Skip; path?: PathPattern } = {}): { schema?: EndpointSchema; problems: RuleProblem[] } {
   let valid: EndpointSchema;
   try {
     valid = validateEndpointSchema(schema);
@@ -70,6 +74,13 @@ export function checkEndpointSchema(schema: unknown, options: { skip?: Skip } = 
       const field = reference.many ? `schema.${reference.field}.items.ref` : `schema.${reference.field}.ref`;
       const message = 'must be a normalized collection path without :parameters, such as /api/shop/categories';
       problems.push({ field, message, summary: `Invalid schema: ${field} ${message}` });
+    }
+  }
+  if (options.path && options.path.paramNames.length > 0) {
+    for (const { field, unique } of indexedFields(valid)) {
+      const at = `schema.${field}.${unique ? 'unique' : 'indexed'}`;
+      const message = `cannot be set on a path with :parameters (${options.path.path}): indexes are kept per literal path`;
+      problems.push({ field: at, message, summary: `Invalid schema: ${at} ${message}` });
     }
   }
   return { schema: valid, problems };

@@ -22,6 +22,7 @@ import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/
 import type { AuditLog } from './audit-log.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
+import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
 import type { RecordsService } from './records.ts';
 import type { Revisions } from './revisions.ts';
 import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
@@ -151,9 +152,11 @@ export class EndpointsService {
   private readonly events: EventBus;
   private readonly records: RecordsService;
   private readonly audit: AuditLog;
+  readonly indexes: RecordIndexes;
 
   constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog }) {
     this.store = deps.store;
+    this.indexes = new RecordIndexes(deps.store);
     this.revisions = deps.revisions;
     this.events = deps.events;
     this.records = deps.records;
@@ -201,7 +204,7 @@ export class EndpointsService {
     const valid = validateCreate(await this.storedInput(input));
     const doc = await this.prepare(valid, null);
     try {
-      const created = await this.endpoints.insertOne(doc);
+      const created = await this.withIndexes(null, doc, () => this.endpoints.insertOne(doc));
       await this.revisions.bump('endpoints');
       await this.events.emitDurable('endpoint.created', { id: created._id, path: created.path, method: created.method, endpoint: await this.eventView('endpoint.created', created) });
       await this.audit.change(actor, { action: 'endpoint_created', message: `Endpoint ${created.method} ${created.path} created`, source: 'endpoints', statusCode: 201 });
@@ -239,9 +242,11 @@ export class EndpointsService {
     const set = { ...changes, updatedAt: new Date() };
     let updated: EndpointDoc | null;
     try {
-      updated = next.path === current.path
-        ? await this.endpoints.updateOne({ _id: current._id }, { $set: set, $inc: { revision: 1 } })
-        : await this.saveWithRecords(current, set);
+      updated = await this.withIndexes(current, next, () =>
+        next.path === current.path
+          ? this.endpoints.updateOne({ _id: current._id }, { $set: set, $inc: { revision: 1 } })
+          : this.saveWithRecords(current, set),
+      );
     } catch (error) {
       throw duplicate(error, next.path, next.method);
     }
@@ -255,11 +260,39 @@ export class EndpointsService {
   async delete(id: string, actor: Actor): Promise<EndpointDoc> {
     const current = await this.get(id);
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
-    await this.endpoints.deleteOne({ _id: current._id });
+    await this.withIndexes(current, null, () => this.endpoints.deleteOne({ _id: current._id }));
     await this.revisions.bump('endpoints');
     await this.events.emitDurable('endpoint.deleted', { id: current._id, path: current.path, method: current.method, endpoint: await this.eventView('endpoint.deleted', current) });
     await this.audit.change(actor, { action: 'endpoint_deleted', message: `Endpoint ${current.method} ${current.path} deleted`, source: 'endpoints' });
     return current;
+  }
+
+  /**
+   * A definition change with the record indexes it implies (record-indexes.ts): indexes the
+   * change adds are built first — a unique one that existing records contradict refuses the
+   * change with a 409, before anything is saved — then, saved or not, the touched paths keep
+   * exactly the indexes their definitions ask for. Changes that involve no indexed field cost
+   * nothing here. Builds run on a worker thread (embedded store): the save waits, requests do not.
+   */
+  private async withIndexes<T>(before: EndpointDoc | null, after: Omit<EndpointDoc, '_id'> | null, save: () => Promise<T>): Promise<T> {
+    if (!asksForIndexes(before) && !asksForIndexes(after)) return save();
+    const paths = [...new Set([before?.path, after?.path].filter((path): path is string => typeof path === 'string'))];
+    const onPaths = async () => this.endpoints.find({ path: { $in: paths } });
+    const others = (await onPaths()).filter((doc) => doc._id !== before?._id);
+    await this.indexes.prepare(paths, after ? [...others, after] : others);
+    try {
+      return await save();
+    } finally {
+      // Only drops are left to do here (prepare built what is wanted). One that fails leaves an
+      // unused index, dropped at the next change of these paths or the next start: the change
+      // itself stands (or failed) on its own.
+      await this.indexes.settle(paths, await onPaths()).catch(() => undefined);
+    }
+  }
+
+  /** At start: the record indexes of every path are what its definitions ask for. */
+  async syncRecordIndexes(): Promise<void> {
+    await this.indexes.syncAll(await this.all());
   }
 
   /**
@@ -351,7 +384,7 @@ export class EndpointsService {
     await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
     const problems: FieldProblems = [];
     addRuleProblems(problems, checkedPath.problems);
-    const checkedSchema = checkEndpointSchema(input.schema);
+    const checkedSchema = checkEndpointSchema(input.schema, { path: parsed });
     addRuleProblems(problems, checkedSchema.problems);
     const schema = checkedSchema.schema;
     if (!schema) for (const alone of fieldsAlone(input.schema)) addRuleProblems(problems, alone.problems);
@@ -450,5 +483,11 @@ function definitionInput(doc: EndpointDoc): EndpointInput {
 }
 
 function duplicate(error: unknown, path: string, method: string): unknown {
-  return error instanceof DuplicateKeyError ? conflict(`An endpoint for ${method} ${path} already exists`) : error;
+  if (!(error instanceof DuplicateKeyError)) return error;
+  // A path change whose records would repeat a unique field's value among the records already there.
+  if (error.collection === 'endpointdatas') {
+    const field = (error.fields[0] ?? '').replace(/^data\./, '');
+    return conflict(`This endpoint's records cannot move to ${path}: ${field} is unique there, and a moving record repeats a value of a record already there`);
+  }
+  return conflict(`An endpoint for ${method} ${path} already exists`);
 }

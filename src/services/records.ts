@@ -1,8 +1,9 @@
 import type { EventBus, EventName } from '../events/bus.ts';
+import { AppError } from '../lib/errors.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import { assertFieldPath } from '../store/filter.ts';
-import { InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonView, type Page, type SortSpec, type Store } from '../store/types.ts';
+import { DuplicateKeyError, InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonView, type SortSpec, type Store } from '../store/types.ts';
 
 /**
  * Records of dynamic endpoints (`endpointdatas`), shared by every endpoint with the same
@@ -14,7 +15,36 @@ import { InvalidFilterError, type BatchRecount, type BatchWrite, type FindOption
  * Every write through an endpoint (CRUD and handlers' db) emits record.created / updated /
  * deleted here, where it happens — and only when someone listens, so the hot path builds no
  * event nobody receives.
+ *
+ * A list's total (`?total=`): `exact` (the default, the spec's shape) counts — the counter for
+ * an unfiltered list, else an indexed count when an index serves the filter; `estimate` counts at
+ * most ESTIMATE_CAP matches past the page (`totalExact` says whether it got to the end); `none`
+ * counts nothing and reads one record more than the page to say `hasMore`.
  */
+export type TotalMode = 'exact' | 'estimate' | 'none';
+export const TOTAL_MODES: readonly TotalMode[] = ['exact', 'estimate', 'none'];
+const ESTIMATE_CAP = 10_000;
+
+export interface RecordPage<T> {
+  items: T[];
+  /** null when not counted (`total=none`). */
+  total: number | null;
+  /** With `total=estimate`: whether `total` is the exact count (else it is a lower bound). */
+  totalExact?: boolean;
+  /** With `total=none`: whether a next page has records. */
+  hasMore?: boolean;
+}
+
+/** A list's `meta`: `{page, limit, total}` as the spec has it, plus the flags of the other total modes. */
+export function pageMeta(page: number, limit: number, result: RecordPage<unknown>): Record<string, unknown> {
+  return {
+    page,
+    limit,
+    total: result.total,
+    ...(result.totalExact === undefined ? {} : { totalExact: result.totalExact }),
+    ...(result.hasMore === undefined ? {} : { hasMore: result.hasMore }),
+  };
+}
 interface CountDoc {
   _id: string;
   [key: string]: unknown;
@@ -30,6 +60,8 @@ export interface ListOptions {
   /** A case-insensitive substring of any of these record fields. */
   search?: { term: string; fields: readonly string[] };
   exactTotal?: boolean;
+  /** How `total` is counted (default `exact`). */
+  total?: TotalMode;
 }
 
 /** How clients see a record, as the store's JSON view (the same shape as flattenRecord). */
@@ -45,6 +77,18 @@ export function flattenRecord(record: RecordDoc): Record<string, unknown> {
     updatedAt: String(record.updatedAt),
     ...(record.expiresAt ? { expiresAt: String(record.expiresAt) } : {}),
   };
+}
+
+/**
+ * A write a unique field index refused: 409 naming the field and the value written — the one
+ * value the caller already knows; nothing of the other record is shown.
+ */
+export function uniqueConflict(error: unknown, resourcePath: string, data: Record<string, unknown>): unknown {
+  if (!(error instanceof DuplicateKeyError) || error.collection !== 'endpointdatas') return error;
+  const field = (error.fields[0] ?? '').replace(/^data\./, '');
+  const value = Object.hasOwn(data, field) ? data[field] : undefined;
+  const message = `${field} must be unique: another record of ${resourcePath} has ${JSON.stringify(value)}`;
+  return new AppError(409, message, { details: [{ field, message: 'must be unique' }] });
 }
 
 /** Translates a filter over record fields into one over stored documents (`name` → `data.name`). */
@@ -64,6 +108,19 @@ export function dataFilter(filter: Filter): Filter {
       out[`data.${key}`] = value;
     }
   }
+  return out;
+}
+
+/**
+ * The order of record lists: the given sort (or creation order), then ties by createdAt and _id
+ * in the direction of the last key — the order field indexes hold, so an index serves both
+ * directions (a mixed `…DESC, id ASC` could not be read off one index).
+ */
+export function recordSort(sort: SortSpec | undefined): SortSpec {
+  const out: SortSpec = dataSort(sort) ?? { createdAt: 1 };
+  const last = Object.values(out).at(-1) ?? 1;
+  if (!('createdAt' in out)) out.createdAt = last;
+  if (!('_id' in out)) out._id = last;
   return out;
 }
 
@@ -100,33 +157,43 @@ export class RecordsService {
     return this.store.collection<CountDoc>('recordcounts');
   }
 
-  list(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<RecordDoc>> {
+  list(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<RecordPage<RecordDoc>> {
     return this.page(resourcePath, options, filter, (where, find) => this.records.find(where, find));
   }
 
   /** A page of records as the JSON text clients get (`flattenRecord`'s shape), without parsing them. */
-  listJson(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<Page<string>> {
+  listJson(resourcePath: string, options: ListOptions, filter: Filter = {}): Promise<RecordPage<string>> {
     return this.page(resourcePath, options, filter, async (where, find) => (await this.records.findJson(where, find, RECORD_VIEW)).map((row) => row.json));
   }
 
-  private async page<T>(resourcePath: string, options: ListOptions, filter: Filter, read: (where: Filter, find: FindOptions) => Promise<T[]>): Promise<Page<T>> {
+  private async page<T>(resourcePath: string, options: ListOptions, filter: Filter, read: (where: Filter, find: FindOptions) => Promise<T[]>): Promise<RecordPage<T>> {
     const where = { ...dataFilter(filter), resourcePath };
     const search = options.search ? { term: options.search.term, fields: options.search.fields.map((field) => `data.${field}`) } : undefined;
-    const find = { sort: dataSort(options.sort) ?? { createdAt: 1 }, skip: (options.page - 1) * options.limit, limit: options.limit, ...(search ? { search } : {}) };
-    const exact = options.exactTotal === true || Object.keys(filter).length > 0 || search !== undefined;
-    const counter = exact ? null : await this.counts.findOne({ resourcePath });
+    const mode = options.total ?? 'exact';
+    const skip = (options.page - 1) * options.limit;
+    const find = { sort: recordSort(options.sort), skip, limit: options.limit, ...(search ? { search } : {}) };
+    if (mode === 'none') {
+      const items = await read(where, { ...find, limit: options.limit + 1 });
+      return { items: items.slice(0, options.limit), total: null, hasMore: items.length > options.limit };
+    }
+    const filtered = Object.keys(filter).length > 0 || search !== undefined;
+    const counter = filtered || options.exactTotal === true ? null : await this.counts.findOne({ resourcePath });
+    const items = await read(where, find);
     // Once a path has held expiring records, expiry may delete without going through delete():
     // its counter is no longer trusted and the total is counted, as it is for filtered lists.
-    if (exact || counter?.expiring) return { items: await read(where, find), total: await this.records.count(where, search) };
-    const items = await read(where, find);
-    // The records on this page bound the total from below; an empty page past the end says nothing.
-    const seen = items.length > 0 ? find.skip + items.length : 0;
-    return { items, total: Math.max(counter?.count ?? 0, seen) };
+    if (counter && !counter.expiring) {
+      // The records on this page bound the total from below; an empty page past the end says nothing.
+      const seen = items.length > 0 ? skip + items.length : 0;
+      return { items, total: Math.max(counter.count, seen), ...(mode === 'estimate' ? { totalExact: true } : {}) };
+    }
+    if (mode === 'exact') return { items, total: await this.records.count(where, search) };
+    const cap = skip + ESTIMATE_CAP;
+    const counted = await this.records.countUpTo(where, cap, search);
+    return { items, total: Math.max(counted, skip + items.length), totalExact: counted < cap };
   }
 
   find(resourcePath: string, filter: Filter, options: { sort?: SortSpec; skip?: number; limit?: number } = {}): Promise<RecordDoc[]> {
-    const sort = dataSort(options.sort) ?? { createdAt: 1 };
-    return this.records.find({ ...dataFilter(filter), resourcePath }, { ...options, sort });
+    return this.records.find({ ...dataFilter(filter), resourcePath }, { ...options, sort: recordSort(options.sort) });
   }
 
   async get(resourcePath: string, id: string): Promise<RecordDoc | null> {
@@ -156,14 +223,15 @@ export class RecordsService {
       expiresAt,
       createdAt: now,
       updatedAt: now,
-    }, { counter });
+    }, { counter }).catch((error: unknown) => Promise.reject(uniqueConflict(error, input.resourcePath, input.data)));
     await this.emit('record.created', record, input.endpointId);
     return record;
   }
 
   /** Replaces a record's data; `endpointId` names the definition that wrote (for events). */
   async replace(resourcePath: string, id: string, data: Record<string, unknown>, endpointId?: string): Promise<RecordDoc | null> {
-    const updated = await this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } });
+    const updated = await this.records.updateOne({ _id: id, resourcePath }, { $set: { data, updatedAt: new Date() } })
+      .catch((error: unknown) => Promise.reject(uniqueConflict(error, resourcePath, data)));
     if (updated) await this.emit('record.updated', updated, endpointId);
     return updated;
   }

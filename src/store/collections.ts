@@ -19,6 +19,8 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
     indexes: [{ fields: ['resourcePath', 'createdAt', '_id'] }, { fields: ['endpointId'] }],
     ttl: true,
     columns: { text: ['resourcePath', 'endpointId', 'createdAt', 'updatedAt', 'expiresAt'], json: ['data'] },
+    // Schema fields marked `indexed` get an index over the records of their path (see README).
+    fieldIndexes: { scope: 'resourcePath', order: ['createdAt', '_id'] },
   },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },

@@ -115,6 +115,8 @@ export interface Collection<T extends Doc = Doc> {
   findJson(filter: Filter, options: FindOptions, view: JsonView): Promise<JsonRow[]>;
   findJsonById(id: string, view: JsonView): Promise<JsonRow | null>;
   count(filter: Filter, search?: Search): Promise<number>;
+  /** Counts matches, but at most `cap` of them: a cost bounded however many there are. */
+  countUpTo(filter: Filter, cap: number, search?: Search): Promise<number>;
   /** Updates the first match and returns it as it is after the update; null when nothing matched. */
   updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
   updateMany(filter: Filter, update: Update): Promise<number>;
@@ -128,9 +130,43 @@ export interface IndexSpec {
   unique?: boolean;
 }
 
+/**
+ * How a field index reads its values: only values of this kind are indexed (and compared through
+ * the index); a value of another kind (written before a schema change, or by a handler) is left
+ * out of the index as if missing.
+ */
+export type IndexKind = 'number' | 'text' | 'boolean';
+
+/**
+ * An index over one field of the documents of one scope (records: one resourcePath), for a
+ * collection that declares `fieldIndexes`. Unique: no two documents of the scope hold the same
+ * value (documents without it are not compared).
+ */
+export interface FieldIndexSpec {
+  /** The value of the collection's scope field (records: the resourcePath). */
+  scope: string;
+  /** The document field, a dotted path (records: `data.<field>`). */
+  field: string;
+  kind: IndexKind;
+  unique: boolean;
+}
+
+export interface FieldIndexSync {
+  /** Create only: drop nothing. */
+  keep?: boolean;
+  /** Leave the indexes of other scopes alone. */
+  scopes?: readonly string[];
+}
+
 export interface CollectionSpec {
   name: string;
   indexes: readonly IndexSpec[];
+  /**
+   * The collection takes per-scope field indexes (Store.syncFieldIndexes): `scope` is the field
+   * whose value a scope is, `order` the fields that follow the indexed one in every such index
+   * (the tie-breakers of a sort on it, and the default order of a filtered list).
+   */
+  fieldIndexes?: { scope: string; order: readonly string[] };
   /** Documents expire at their `expiresAt` date. */
   ttl?: boolean;
   /**
@@ -170,6 +206,18 @@ export interface Store {
    * instance is applying right now is left to it); returns how many. Run at start, before serving.
    */
   finishPendingBatches(minAgeMs?: number): Promise<number>;
+  /**
+   * Brings the field indexes of a collection that declares `fieldIndexes` to `wanted`: creates
+   * the missing ones and (unless `keep`) drops the others — of the given `scopes` only, when
+   * given (then `wanted` holds indexes of those scopes only). Idempotent (names are derived from the
+   * spec), so any instance may run it. Resolves when the indexes exist; the embedded store builds
+   * them on a worker thread while reads go on (its writes wait for the build). A unique index
+   * over values that are already duplicated is not created: DuplicateKeyError naming the field
+   * and one duplicated value.
+   */
+  syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options?: FieldIndexSync): Promise<void>;
+  /** The field indexes that exist now. */
+  listFieldIndexes(collection: string): Promise<FieldIndexSpec[]>;
   close(): Promise<void>;
 }
 
@@ -185,11 +233,17 @@ export class StoreError extends Error {
 export class DuplicateKeyError extends Error {
   readonly collection: string;
   readonly fields: string[];
-  constructor(collection: string, fields: string[], options?: { cause?: unknown }) {
+  /** The duplicated value, when the store knows it (a unique field index refused over existing data). */
+  readonly value: unknown;
+  /** The scope of the field index that refused it (records: the resourcePath). */
+  readonly scope: string | undefined;
+  constructor(collection: string, fields: string[], options?: { cause?: unknown; value?: unknown; scope?: string }) {
     super(`duplicate value for unique ${fields.join(', ') || 'key'} in ${collection}`, options);
     this.name = 'DuplicateKeyError';
     this.collection = collection;
     this.fields = fields;
+    this.value = options?.value;
+    this.scope = options?.scope;
   }
 }
 

@@ -95,10 +95,11 @@ describe('the document', () => {
     expect(doc.paths['/api/shops/{shopId}/items'].get.parameters[0]).toEqual({ name: 'shopId', in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' });
   });
 
-  it('describes list parameters: page, limit, sort, populate, search and one deepObject filter per field', async () => {
+  it('describes list parameters: page, limit, sort, populate, search, total and one deepObject filter per field', async () => {
     const list = (await openapi()).paths['/api/shop/products'].get;
     const byName = Object.fromEntries(list.parameters.map((p: any) => [p.name, p]));
-    expect(Object.keys(byName)).toEqual(['page', 'limit', 'sort', 'populate', 'search', ...Object.keys(PRODUCT_SCHEMA)]);
+    expect(Object.keys(byName)).toEqual(['page', 'limit', 'sort', 'populate', 'search', 'total', ...Object.keys(PRODUCT_SCHEMA)]);
+    expect(byName.total.schema).toEqual({ type: 'string', enum: ['exact', 'estimate', 'none'], default: 'exact' });
     expect(byName.page.schema).toEqual({ type: 'integer', minimum: 1, default: 1 });
     expect(byName.populate.description).toContain('category');
     expect(byName.price).toMatchObject({ in: 'query', style: 'deepObject', explode: true });

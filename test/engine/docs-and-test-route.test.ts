@@ -177,9 +177,9 @@ describe('GET /api/endpoints/:id/docs', () => {
         { name: 'category', in: 'body', type: 'reference', required: false, description: 'id of a record of /api/shop/categories' },
       ],
       fields: [
-        { name: 'title', type: 'string', required: true, description: 'The title' },
-        { name: 'price', type: 'number', required: true, description: 'default 1' },
-        { name: 'category', type: 'reference', required: false, description: 'id of a record of /api/shop/categories' },
+        { name: 'title', type: 'string', required: true, indexed: false, unique: false, description: 'The title' },
+        { name: 'price', type: 'number', required: true, indexed: false, unique: false, description: 'default 1' },
+        { name: 'category', type: 'reference', required: false, indexed: false, unique: false, description: 'id of a record of /api/shop/categories' },
       ],
     });
   });
@@ -197,6 +197,7 @@ describe('GET /api/endpoints/:id/docs', () => {
       ['query', 'sort', false],
       ['query', 'populate', false],
       ['query', 'search', false],
+      ['query', 'total', false],
       ['query', 'title', false],
     ]);
     expect(parameters.at(-1)).toMatchObject({ type: 'string', description: 'filter: title=value, or title[ne|gt|gte|lt|lte|in|nin|exists]=value' });

@@ -29,12 +29,13 @@ describe('the JSON Schemas in schemas/', () => {
     expect(undescribed).toEqual([]);
   });
 
-  it('lists the field types of the registry, each with exactly its options', () => {
+  it('lists the field types of the registry, each with exactly its options (indexed and unique on the types that can be indexed)', () => {
     const schema = schemaFile('endpoint.schema.json');
     expect(schema.definitions.field.properties.type.enum).toEqual(FIELD_TYPE_NAMES);
     for (const type of Object.values(FIELD_TYPES)) {
       const def = schema.definitions[`${type.name}Field`];
-      expect(Object.keys(def.properties).sort(), type.name).toEqual(['type', 'description', 'required', 'defaultValue', ...Object.keys(type.options.properties)].sort());
+      const indexing = 'indexedAs' in type ? ['indexed', 'unique'] : [];
+      expect(Object.keys(def.properties).sort(), type.name).toEqual(['type', 'description', 'required', 'defaultValue', ...indexing, ...Object.keys(type.options.properties)].sort());
       expect(def.required, type.name).toEqual(['type', ...(('required' in type.options ? type.options.required : undefined) ?? [])]);
       expect(def.additionalProperties, type.name).toBe(false);
     }
@@ -66,6 +67,8 @@ describe('validateSpec', () => {
     { name: 'a path shadowing the service', kind: 'endpoint', value: endpoint({ path: '/api/users/extra' }), problems: [{ path: 'path', message: 'would shadow /api/users, which the service serves itself' }] },
     { name: 'a field rule, in the API\'s words', kind: 'endpoint', value: endpoint({ schema: { price: { type: 'number', minimum: 5, maximum: 1 } } }), problems: [{ path: 'schema.price.minimum', message: 'must not be greater than maximum' }] },
     { name: 'a reference into an item path', kind: 'endpoint', value: endpoint({ schema: { tags: { type: 'array', items: { type: 'reference', ref: '/api/tags/' } } } }), problems: [{ path: 'schema.tags.items.ref', message: 'must be a normalized collection path without :parameters, such as /api/shop/categories' }] },
+    { name: 'an indexed field on a path with parameters', kind: 'endpoint', value: endpoint({ path: '/api/shops/:shop/items', schema: { sku: { type: 'string', unique: true } } }), problems: [{ path: 'schema.sku.unique', message: 'cannot be set on a path with :parameters (/api/shops/:shop/items): indexes are kept per literal path' }] },
+    { name: 'an indexed json field, in the API\'s words', kind: 'endpoint', value: endpoint({ schema: [{ name: 'extra', type: 'json', indexed: true }] as never }), problems: [{ path: 'schema.extra.indexed', message: 'cannot be set on a json field: only scalar fields can be indexed (string, number, boolean, datetime, reference)' }] },
     { name: 'group access without groups', kind: 'endpoint', value: endpoint({ accessType: 'group' }), problems: [{ path: 'accessType', message: 'is group, so allowedGroups must name at least one user group' }] },
     { name: 'an invalid IP rule', kind: 'endpoint', value: endpoint({ networkAccess: { enabled: true, allowedDomains: [], allowedIpRanges: ['10.0.0.1', '300.1.1.1'] } }), problems: [{ path: 'networkAccess.allowedIpRanges.1', message: 'is an invalid IP address or CIDR range: "300.1.1.1"' }] },
     { name: 'handler code that does not compile', kind: 'endpoint', value: endpoint({ handler: { enabled: true, code: 'async function handler(req, db) { return {' } }), problems: [{ path: 'handler.code', message: expect.stringMatching(/^does not compile: Syntax error in handler code at line 1/) }] },
@@ -86,6 +89,7 @@ describe('validateSpec', () => {
       { name: 'size', type: 'object', children: [{ name: 'width', type: 'number' }] },
     ];
     expect(validateSpec('endpoint', endpoint({ schema: schema as never }))).toEqual([]);
+    expect(validateSpec('endpoint', endpoint({ schema: [{ name: 'sku', type: 'string', unique: true }, { name: 'price', type: 'number', indexed: true }] as never }))).toEqual([]);
     expect(validateSpec('endpoint', endpoint({ schema: [{ name: 'a', type: 'string' }, { name: 'a', type: 'text' }] as never }))).toEqual([{ path: 'schema.1.name', message: 'repeats the field name "a"' }]);
     expect(validateSpec('endpoint', endpoint({ schema: [{ name: 'a', type: 'text' }] as never }))).toEqual([{ path: 'schema.a.type', message: 'must be one of: string, number, boolean, array, object, datetime, json, reference' }]);
   });

@@ -1053,6 +1053,80 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
         });
       });
 
+      describe('field indexes (syncFieldIndexes)', () => {
+        const price = { scope: '/books', field: 'data.price', kind: 'number', unique: false } as const;
+        const sku = { scope: '/books', field: 'data.meta', kind: 'text', unique: true } as const;
+        const title = { scope: '/films', field: 'data.title', kind: 'text', unique: true } as const;
+        const sorted = (specs: unknown[]): string[] => specs.map((spec) => JSON.stringify(spec)).sort();
+        beforeEach(async () => {
+          await store.syncFieldIndexes('endpointdatas', []);
+        });
+        afterAll(async () => {
+          await store.syncFieldIndexes('endpointdatas', []);
+        });
+
+        it('creates the wanted indexes, lists them, changes nothing when run again, and drops the others', async () => {
+          await store.syncFieldIndexes('endpointdatas', [price, title]);
+          expect(sorted(await store.listFieldIndexes('endpointdatas'))).toEqual(sorted([price, title]));
+          await store.syncFieldIndexes('endpointdatas', [price, title]);
+          expect(sorted(await store.listFieldIndexes('endpointdatas'))).toEqual(sorted([price, title]));
+          await store.syncFieldIndexes('endpointdatas', [title]);
+          expect(await store.listFieldIndexes('endpointdatas')).toEqual([title]);
+        });
+
+        it('keep creates without dropping; scopes leave the indexes of other scopes alone', async () => {
+          await store.syncFieldIndexes('endpointdatas', [title]);
+          await store.syncFieldIndexes('endpointdatas', [price], { keep: true });
+          expect(sorted(await store.listFieldIndexes('endpointdatas'))).toEqual(sorted([price, title]));
+          await store.syncFieldIndexes('endpointdatas', [], { scopes: ['/books'] });
+          expect(await store.listFieldIndexes('endpointdatas')).toEqual([title]);
+        });
+
+        it('filters, sorts and counts give the same results with an index as without', async () => {
+          const queries: Array<[Filter, SortSpec]> = [
+            [{ resourcePath: '/books', 'data.price': { $gte: 10 } }, { createdAt: 1, _id: 1 }],
+            [{ resourcePath: '/books', 'data.price': { $lt: 20 } }, { createdAt: -1, _id: -1 }],
+            [{ resourcePath: '/books', 'data.price': 10 }, { createdAt: 1, _id: 1 }],
+            [{ resourcePath: '/books', 'data.price': { $in: [10, 25.5] } }, { 'data.price': -1, createdAt: -1, _id: -1 }],
+            [{ resourcePath: '/books' }, { 'data.price': 1, createdAt: 1, _id: 1 }],
+            [{ resourcePath: '/films', 'data.price': { $gte: 5 } }, { createdAt: 1, _id: 1 }],
+          ];
+          const run = async (): Promise<unknown[]> => Promise.all(queries.map(async ([filter, sort]) => [await records().find(filter, { sort }), await records().count(filter)]));
+          const without = await run();
+          await store.syncFieldIndexes('endpointdatas', [price, { ...price, scope: '/films' }]);
+          expect(await run()).toStrictEqual(without);
+        });
+
+        it('a unique index refuses a second record of its scope with the same value, on insert and update', async () => {
+          await store.syncFieldIndexes('endpointdatas', [title]);
+          const film = { endpointId: 'e2', resourcePath: '/films', expiresAt: null, createdAt: day(9), updatedAt: day(9) };
+          const error = await records().insertOne({ ...film, data: { title: 'Jaws' } }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(DuplicateKeyError);
+          expect((error as DuplicateKeyError).fields).toEqual(['data.title']);
+          // Another path, a record without the field and another value are no duplicates.
+          await records().insertOne({ ...film, resourcePath: '/books', data: { title: 'Jaws' } });
+          await records().insertOne({ ...film, data: {} });
+          await records().insertOne({ ...film, data: {} });
+          const other = await records().insertOne({ ...film, data: { title: 'Alien' } });
+          await expect(records().updateOne({ _id: other._id }, { $set: { data: { title: 'Heat' } } })).rejects.toBeInstanceOf(DuplicateKeyError);
+          expect(await records().count({ resourcePath: '/films', 'data.title': 'Heat' })).toBe(1);
+        });
+
+        it('a unique index over values already repeated is not created: DuplicateKeyError with the field and the value', async () => {
+          await records().insertOne({ endpointId: 'e1', resourcePath: '/books', data: { meta: 'dup' }, expiresAt: null, createdAt: day(9), updatedAt: day(9) });
+          await records().insertOne({ endpointId: 'e1', resourcePath: '/books', data: { meta: 'dup' }, expiresAt: null, createdAt: day(9), updatedAt: day(9) });
+          const error = await store.syncFieldIndexes('endpointdatas', [price, sku]).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(DuplicateKeyError);
+          expect(error).toMatchObject({ fields: ['data.meta'], value: 'dup', scope: '/books' });
+          expect((await store.listFieldIndexes('endpointdatas')).some((spec) => spec.unique)).toBe(false);
+        });
+
+        it('countUpTo counts at most the cap', async () => {
+          expect(await records().countUpTo({ resourcePath: '/books' }, 10)).toBe(2);
+          expect(await records().countUpTo({}, 3)).toBe(3);
+        });
+      });
+
       describe('updating and deleting', () => {
         it('$set of a member changes only that member', async () => {
           const updated = await records().updateOne({ _id: id(1) }, { $set: { 'data.title': 'Dune Messiah', 'data.meta.year': 1969 } });

@@ -14,4 +14,5 @@ export const booleanType: FieldType = {
   openApi: () => ({ type: 'boolean' }),
   exampleValue: () => true,
   filter: () => BOOLEAN_FILTER,
+  indexedAs: 'boolean',
 };

@@ -36,4 +36,5 @@ export const datetimeType: FieldType = {
   openApi: () => ({ type: 'string', format: 'date-time', description: 'ISO 8601 date or date-time' }),
   exampleValue: () => '2026-01-01T00:00:00.000Z',
   filter: () => DATETIME_FILTER,
+  indexedAs: 'text',
 };

@@ -110,7 +110,15 @@ export interface FieldType<D extends FieldDef = FieldDef> {
   filter?(def: D, filterOfChild: (child: FieldDef) => FieldFilter): FieldFilter;
   /** Whether `search=term` looks for the term in this field (a case-insensitive substring). */
   readonly searchable?: boolean;
+  /**
+   * How the store indexes this type's values when a field says `indexed` or `unique` (scalars
+   * only: compared as numbers, as text, or as booleans); a type without it cannot be indexed.
+   */
+  readonly indexedAs?: IndexedAs;
 }
+
+/** The kinds of values a field index holds (the store's IndexKind). */
+export type IndexedAs = 'number' | 'text' | 'boolean';
 
 /** Reports `min > max` for a pair of numeric options. */
 export function checkRange(def: FieldDef, check: DefinitionCheck, min: string, max: string): void {

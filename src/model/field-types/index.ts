@@ -8,7 +8,7 @@ import { objectType } from './object.ts';
 import { referenceType } from './reference.ts';
 import { stringType } from './string.ts';
 
-export type { DefinitionCheck, EndpointSchema, FieldDef, FieldFilter, FieldReference, FieldType, FilterOperator, FilterValue, JsonSchema, OpenApiContext } from './field-type.ts';
+export type { DefinitionCheck, EndpointSchema, IndexedAs, FieldDef, FieldFilter, FieldReference, FieldType, FilterOperator, FilterValue, JsonSchema, OpenApiContext } from './field-type.ts';
 export { FILTER_OPERATORS, ORDERED_OPERATORS, PRESENCE_FILTER, TEXT_FILTER } from './field-type.ts';
 
 /** The field types, by name. Adding one: a file beside this one and a line here. */

@@ -32,4 +32,5 @@ export const numberType: FieldType<NumberFieldDef> = {
     return def.integer ? Math.ceil(low) : low;
   },
   filter: () => NUMBER_FILTER,
+  indexedAs: 'number',
 };

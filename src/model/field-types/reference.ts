@@ -33,4 +33,5 @@ export const referenceType: FieldType<ReferenceFieldDef> = {
   exampleValue: () => '000000000000000000000000',
   reference: (def) => ({ ref: def.ref, many: false }),
   filter: () => RECORD_ID_FILTER,
+  indexedAs: 'text',
 };

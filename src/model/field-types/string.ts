@@ -49,5 +49,6 @@ export const stringType: FieldType<StringFieldDef> = {
     return 'text'.repeat(Math.ceil(Math.max(min, 1) / 4)).slice(0, Math.max(min, Math.min(4, def.maxLength ?? 4)));
   },
   filter: () => TEXT_FILTER,
+  indexedAs: 'text',
   searchable: true,
 };

@@ -18,12 +18,13 @@ export function checkPath(path: string, report: Report): void {
   for (const problem of checkEndpointPath(path).problems) report(problem.field, problem.message);
 }
 
-export function checkSchema(given: unknown, report: Report): void {
+export function checkSchema(given: unknown, report: Report, path?: unknown): void {
   // The API's array form is accepted too; refEndpointIds are looked up when the bundle is planned.
   const { schema, problems } = schemaFromWire(given, () => null);
   for (const problem of problems) report(problem.field, problem.message);
   if (problems.length > 0) return;
-  for (const problem of checkEndpointSchema(schema, { skip: hasPlaceholder }).problems) report(problem.field, problem.message);
+  const pattern = isWritten(path) ? checkEndpointPath(path).pattern : undefined;
+  for (const problem of checkEndpointSchema(schema, { skip: hasPlaceholder, ...(pattern ? { path: pattern } : {}) }).problems) report(problem.field, problem.message);
 }
 
 export function checkGroupAccess(spec: RawSpec, report: Report): void {

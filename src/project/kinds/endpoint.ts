@@ -39,7 +39,7 @@ export const endpointKind: ProjectKind<EndpointSpec, NormalEndpoint, 'endpoint',
   resolve: (services, specs) => withStoredSchemas(services, specs),
   check(spec, report) {
     if (isWritten(spec.path)) checkPath(spec.path, report);
-    if (spec.schema !== undefined) checkSchema(spec.schema, report);
+    if (spec.schema !== undefined) checkSchema(spec.schema, report, spec.path);
     checkGroupAccess(spec, report);
     checkNetworkAccess(spec.networkAccess, report);
     if (isPlainObject(spec.handler)) checkHandler(spec.handler, report);

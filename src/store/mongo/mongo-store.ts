@@ -4,6 +4,7 @@ import { COLLECTIONS, collectionSpec } from '../collections.ts';
 import { jsonRowOf } from '../json-view.ts';
 import { encodeKeys, encodeSet, unwrapEntries } from './key-codec.ts';
 import { applyBatch, ensureBatchIndexes, finishPendingBatches, type BatchDriver } from './batches.ts';
+import { listFieldIndexes, syncFieldIndexes } from './field-indexes.ts';
 import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
@@ -70,6 +71,13 @@ export async function openMongoStore(url: string): Promise<Store> {
     finishPendingBatches(minAgeMs) {
       if (closed) return Promise.resolve(0);
       return finishPendingBatches(db, batchDriver, minAgeMs);
+    },
+    async syncFieldIndexes(collection, wanted, options = {}) {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      await syncFieldIndexes(db, collectionSpec(collection), wanted, options, guard);
+    },
+    async listFieldIndexes(collection) {
+      return (await listFieldIndexes(db, collectionSpec(collection), guard)).map(({ scope, field, kind, unique }) => ({ scope, field, kind, unique }));
     },
     async sweepExpired(): Promise<number> {
       // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter
@@ -276,6 +284,7 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
         return { items: docs.map((d) => read(d) as Doc), total };
       }),
     count: (filter, search) => g(() => raw.countDocuments(buildFilter(spec, filter, search))),
+    countUpTo: (filter, cap, search) => g(() => raw.countDocuments(buildFilter(spec, filter, search), { limit: cap })),
     updateOne: (filter, update, options) =>
       g(async () => {
         const mongoUpdate = toMongoUpdate(update);

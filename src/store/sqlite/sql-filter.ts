@@ -1,4 +1,6 @@
 import { assertFieldPath, type FilterNode, type Scalar } from '../filter.ts';
+import type { IndexKind } from '../types.ts';
+import { quoteLiteral, valueOfKind } from './field-indexes.ts';
 import type { Layout, SqlValue } from './layout.ts';
 
 /**
@@ -48,17 +50,50 @@ function equalsAny(layout: Layout, field: string, values: Scalar[], params: SqlV
   return groups.length > 0 ? groups.map((g) => `(${g})`).join(' OR ') : '0';
 }
 
-export function compileWhere(layout: Layout, node: FilterNode, params: SqlValue[]): string {
+/**
+ * What a query through a field index compiles differently (index-plan.ts): conditions on the
+ * indexed field read its typed expression (the index's own text, so that SQLite matches them to
+ * it), and the scope's equality is a literal (so that SQLite sees the partial index's WHERE).
+ */
+export interface IndexedFields {
+  typed: ReadonlyMap<string, { expr: string; kind: IndexKind }>;
+  literal?: string;
+}
+
+export function compileWhere(layout: Layout, node: FilterNode, params: SqlValue[], indexed?: IndexedFields): string {
   switch (node.kind) {
     case 'and':
     case 'or': {
       if (node.children.length === 0) return node.kind === 'and' ? '1' : '0';
-      const parts = node.children.map((child) => `(${compileWhere(layout, child, params)})`);
+      const parts = node.children.map((child) => `(${compileWhere(layout, child, params, indexed)})`);
       return parts.join(node.kind === 'and' ? ' AND ' : ' OR ');
     }
     case 'compare':
+      if (indexed) {
+        const through = compileIndexed(indexed, layout, node.field, node.op, node.value, params);
+        if (through !== null) return through;
+      }
       return compileCompare(layout, node.field, node.op, node.value, params);
   }
+}
+
+const SARGABLE = new Set(['$eq', '$gt', '$gte', '$lt', '$lte', '$in']);
+
+/**
+ * A condition an index can answer, in the index's terms; null for any other (compiled as usual).
+ * The typed expression is NULL for values of another kind, so `typed >= 5` means what the
+ * generic `type is number AND value >= 5` means.
+ */
+function compileIndexed(indexed: IndexedFields, layout: Layout, field: string, op: string, value: Scalar | Scalar[] | boolean, params: SqlValue[]): string | null {
+  if (field === indexed.literal && op === '$eq' && typeof value === 'string') return `${layout.fieldExpr(field)} = ${quoteLiteral(value)}`;
+  const typed = indexed.typed.get(field);
+  if (!typed || !SARGABLE.has(op)) return null;
+  const values = op === '$in' ? (value as Scalar[]) : [value as Scalar];
+  if (values.length === 0 || !values.every((v) => valueOfKind(v, typed.kind))) return null;
+  params.push(...values.map(toSqlValue));
+  if (op === '$in') return `${typed.expr} IN (${values.map(() => '?').join(', ')})`;
+  const sqlOp = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op as '$eq'];
+  return `${typed.expr} ${sqlOp} ?`;
 }
 
 function compileCompare(layout: Layout, field: string, op: string, value: Scalar | Scalar[] | boolean, params: SqlValue[]): string {
