@@ -128,17 +128,22 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     const title = page.locator('.schema-field').nth(0);
     await title.locator('input[aria-label^="Name of"]').fill('title');
     await title.getByLabel('required').check();
+    await title.getByLabel('unique').check();
+    // Unique implies indexed: the indexed box shows it and cannot be unticked on its own.
+    await expect(title.getByLabel('indexed').isChecked()).resolves.toBe(true);
+    await expect(title.getByLabel('indexed').isDisabled()).resolves.toBe(true);
     await page.getByRole('button', { name: '+ Add field' }).click();
     const ref = page.locator('.schema-field').nth(1);
     await ref.locator('input[aria-label^="Name of"]').fill('author');
     await ref.locator('select[aria-label^="Type of"]').selectOption('reference');
     await ref.locator('select[aria-label^="Reference target of"]').selectOption({ label: 'Authors (GET /api/ui/authors)' });
+    await page.screenshot({ path: join(SHOTS, 'endpoint-editor-fields-1280.png') });
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'POST /api/ui/books' }).waitFor();
 
     const saved = await t.api('GET', '/api/endpoints?search=ui/books', { token: admin });
     expect(saved.body.data[0].schema).toMatchObject([
-      { name: 'title', type: 'string', required: true },
+      { name: 'title', type: 'string', required: true, unique: true },
       { name: 'author', type: 'reference', ref: '/api/ui/authors', refEndpointId: target.body.data._id },
     ]);
 

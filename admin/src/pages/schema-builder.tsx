@@ -46,6 +46,9 @@ const OPTIONS: Record<string, Array<{ key: string; label: string; kind: 'number'
   ],
 };
 
+/** Top-level fields of these types can be indexed (`indexed`, `unique`): the server refuses the rest. */
+const INDEXABLE_TYPES = ['string', 'number', 'boolean', 'datetime', 'reference'];
+
 /** The schema as the API takes it: order from position; a changed reference sends only its id. */
 export function schemaForSave(fields: SchemaField[]): SchemaField[] {
   return fields.map((field, index) => {
@@ -161,6 +164,16 @@ export function SchemaBuilder(props: Props) {
                     ))}
                   </select>
                 </span>
+              )}
+              {props.path === 'schema' && INDEXABLE_TYPES.includes(field.type) && (
+                <>
+                  <label class="check" title="Filters and sorts on this field use an index (built over existing records when saved)">
+                    <input type="checkbox" checked={!!field.indexed || !!field.unique} disabled={readOnly || !!field.unique} onChange={(e) => update(index, { indexed: e.currentTarget.checked || undefined })} /> indexed
+                  </label>
+                  <label class="check" title="No two records of this path may hold the same value (implies indexed)">
+                    <input type="checkbox" checked={!!field.unique} disabled={readOnly} onChange={(e) => update(index, { unique: e.currentTarget.checked || undefined })} /> unique
+                  </label>
+                </>
               )}
               {(OPTIONS[field.type] ?? []).map((option) => (
                 <label class="check">
