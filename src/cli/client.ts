@@ -1,6 +1,7 @@
 import type { EndpointDoc } from '../model/endpoint.ts';
 import type { LogDoc } from '../model/records.ts';
-import type { ApplyResult, ImportResult } from '../project/apply.ts';
+import type { ApplyResult } from '../project/apply.ts';
+import type { ImportResult } from '../project/import.ts';
 import type { Bundle } from '../project/bundle.ts';
 import type { Change, ChangeAction } from '../project/diff.ts';
 import type { PublicApiKey } from '../services/api-keys.ts';

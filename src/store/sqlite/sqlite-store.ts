@@ -19,8 +19,10 @@ import {
   type NewDoc,
   type Page,
   type PageOptions,
+  type ScanOptions,
   type Search,
   type SortSpec,
+  type StagedMove,
   type Store,
   type Update,
   type WriteBatch,
@@ -349,6 +351,40 @@ export function openSqliteStore(options: SqliteOptions): Store {
       return jsonRowOfValues(plan, row);
     };
 
+    /**
+     * One keyset page of a scan: rows after `after` (the last row's order values and id) in
+     * (orderBy…, id) order. A row value comparison, so SQLite walks the matching index as a
+     * range instead of skipping rows the way OFFSET does.
+     */
+    const scanPage = (filter: Filter, view: JsonView, orderBy: readonly string[], after: SqlValue[] | null, limit: number): JsonRow[] => {
+      const keys = [...orderBy.map((field) => layout.fieldExpr(field)), 'id'];
+      const params: SqlValue[] = [];
+      let clause = where(parseFilter(filter), undefined, params);
+      if (after) {
+        clause += ` AND (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})`;
+        params.push(...after);
+      }
+      const tail = ` ORDER BY ${keys.map((key) => `${key} ASC`).join(', ')} LIMIT ${limit}`;
+      if (!layout.servesView(view)) return prepare(`SELECT ${layout.selectList} FROM ${table} WHERE ${clause}${tail}`).all(...params).map((row) => jsonRowOf(layout.fromRow(row), view));
+      const plan = planOf(view);
+      return prepareArrays(`${plan.select}${clause}${tail}`).all(...params).map((row) => jsonRowOfValues(plan, row as unknown as SqlValue[]));
+    };
+    async function* scanJson(filter: Filter, view: JsonView, options: ScanOptions = {}): AsyncGenerator<JsonRow[]> {
+      const orderBy = options.orderBy ?? [];
+      const limit = options.batchSize ?? SCAN_BATCH;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreError('internal', 'batchSize must be a positive integer');
+      const scanView: JsonView = { ...view, fields: [...new Set([...(view.fields ?? []), ...orderBy])] };
+      let after: SqlValue[] | null = null;
+      for (;;) {
+        const page = await run(() => scanPage(filter, scanView, orderBy, after, limit));
+        if (page.length === 0) return;
+        yield page;
+        if (page.length < limit) return;
+        const last = page[page.length - 1] as JsonRow;
+        after = [...orderBy.map((field) => (last.fields[field] ?? null) as SqlValue), last.fields._id];
+      }
+    }
+
     const run = <T>(work: () => T): Promise<T> => {
       if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
       try {
@@ -374,6 +410,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
       findJson: (filter, options, view) => run(() => selectView(filter, options, view)),
       findJsonById: (id, view) => run(() => (typeof id === 'string' ? selectViewById(id, view) : null)),
+      scanJson,
       findPage: (filter, options: PageOptions) =>
         run((): Page<Doc> => {
           const items = selectRows(filter, { ...options, skip: (options.page - 1) * options.limit, limit: options.limit });
@@ -446,6 +483,17 @@ export function openSqliteStore(options: SqliteOptions): Store {
     async finishPendingBatches(): Promise<number> {
       return 0; // batches commit in one transaction: none is ever left half done
     },
+    // One transaction: readers on any connection see the old documents or all of the new ones.
+    async moveStaged(move: StagedMove): Promise<number> {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      const { sql, params } = moveSql(move);
+      return inTransaction(move.to, () => {
+        if (move.replace) db.exec(`DELETE FROM "${move.to}"`);
+        const moved = Number(db.prepare(sql).run(...params, move.stageId).changes);
+        db.prepare(`DELETE FROM "${move.from}" WHERE "stageId" = ?`).run(move.stageId);
+        return moved;
+      });
+    },
     async sweepExpired(): Promise<number> {
       if (closed) return 0;
       const now = new Date().toISOString();
@@ -476,6 +524,26 @@ export function openSqliteStore(options: SqliteOptions): Store {
 }
 
 const MAX_CACHED_STATEMENTS = 500;
+const SCAN_BATCH = 1000;
+const STAGE_FIELDS = ['stageId', 'targetId', 'stagedAt'];
+
+/** `INSERT OR REPLACE INTO <to> … SELECT … FROM <from> WHERE stageId = ?`, the remap as a CASE; params before the stage id. */
+function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
+  const from = layoutOf(collectionSpec(move.from));
+  const to = layoutOf(collectionSpec(move.to));
+  const missing = [...to.columns, ...STAGE_FIELDS].filter((column) => !from.columns.includes(column));
+  if (missing.length > 0) throw new StoreError('internal', `${move.from} cannot stage ${move.to}: it lacks the columns ${missing.join(', ')}`);
+  if (move.remap && !to.columns.includes(move.remap.field)) throw new StoreError('internal', `${move.to}.${move.remap.field} is not a column: it cannot be remapped`);
+  const params: SqlValue[] = [];
+  const values = to.columns.map((column) => {
+    const entries = move.remap?.field === column ? Object.entries(move.remap.values) : [];
+    if (entries.length === 0) return `"${column}"`;
+    for (const [key, value] of entries) params.push(key, value);
+    return `CASE "${column}" ${entries.map(() => 'WHEN ? THEN ?').join(' ')} ELSE "${column}" END`;
+  });
+  const sql = `INSERT OR REPLACE INTO "${move.to}" (id, doc, ${to.columns.map((c) => `"${c}"`).join(', ')}) SELECT "targetId", doc, ${values.join(', ')} FROM "${move.from}" WHERE "stageId" = ?`;
+  return { sql, params };
+}
 
 /** How one JsonView is read from a collection's columns (built once per view). */
 interface ViewPlan {

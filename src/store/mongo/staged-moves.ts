@@ -1,0 +1,70 @@
+// Store.moveStaged on MongoDB, which has no multi-document transaction without a replica set.
+// The move is recorded first, then run server-side, then its record deleted, then the stage:
+//
+//   step                                                   after a crash here
+//   1. insert {_id, move, createdAt} into pendingmoves     nothing happened yet, or 2–4 are replayed
+//   2. replace: deleteMany({}) on the target               replayed from 2 by finishPendingMoves
+//   3. aggregate the stage → $merge into the target        replayed from 2 (idempotent: 2 empties, 3 upserts by _id)
+//   4. delete the pendingmoves record                      the stage is left: swept by age (see import)
+//   5. deleteMany the stage
+//
+// Step 4 comes before 5: a replay after 5 would find an empty stage and, for replace, empty the target.
+import type { Db, Document } from 'mongodb';
+import { newId } from '../../lib/ids.ts';
+import { collectionSpec } from '../collections.ts';
+import type { StagedMove } from '../types.ts';
+
+export const PENDING_MOVES = 'pendingmoves';
+
+type Guard = <T>(collection: string, work: () => Promise<T>) => Promise<T>;
+
+/** Remap keys are names with spaces and slashes: stored as a list of pairs, never as document keys. */
+interface StoredMove {
+  from: string;
+  stageId: string;
+  to: string;
+  replace: boolean;
+  remap: { field: string; values: Array<[string, string]> } | null;
+}
+
+export async function moveStaged(db: Db, guard: Guard, move: StagedMove): Promise<number> {
+  collectionSpec(move.from);
+  collectionSpec(move.to);
+  const id = newId();
+  const stored: StoredMove = { from: move.from, stageId: move.stageId, to: move.to, replace: move.replace, remap: move.remap ? { field: move.remap.field, values: Object.entries(move.remap.values) } : null };
+  await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).insertOne({ _id: id as never, move: stored, createdAt: new Date() }));
+  return run(db, guard, id, move);
+}
+
+/** Runs again every move a crash interrupted (recorded at least `minAgeMs` ago); returns how many. */
+export async function finishPendingMoves(db: Db, guard: Guard, minAgeMs = 0): Promise<number> {
+  const pending = await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).find({ createdAt: { $lte: new Date(Date.now() - minAgeMs) } }).toArray());
+  for (const stored of pending) {
+    const raw = stored.move as StoredMove;
+    const move: StagedMove = { from: raw.from, stageId: raw.stageId, to: raw.to, replace: raw.replace, ...(raw.remap ? { remap: { field: raw.remap.field, values: Object.fromEntries(raw.remap.values) } } : {}) };
+    await run(db, guard, String(stored._id), move);
+  }
+  return pending.length;
+}
+
+async function run(db: Db, guard: Guard, recordId: string, move: StagedMove): Promise<number> {
+  const target = db.collection(move.to);
+  if (move.replace) await guard(move.to, () => target.deleteMany({}));
+  const entries = Object.entries(move.remap?.values ?? {});
+  const set: Document = { _id: '$targetId' };
+  if (move.remap && entries.length > 0) {
+    const field = `$${move.remap.field}`;
+    set[move.remap.field] = { $switch: { branches: entries.map(([from, to]) => ({ case: { $eq: [field, from] }, then: to })), default: field } };
+  }
+  const pipeline: Document[] = [
+    { $match: { stageId: move.stageId } },
+    { $set: set },
+    { $unset: ['stageId', 'targetId', 'stagedAt'] },
+    { $merge: { into: move.to, on: '_id', whenMatched: 'replace', whenNotMatched: 'insert' } },
+  ];
+  await guard(move.to, () => db.collection(move.from).aggregate(pipeline).toArray());
+  const moved = await guard(move.from, () => db.collection(move.from).countDocuments({ stageId: move.stageId }));
+  await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).deleteOne({ _id: recordId as never }));
+  await guard(move.from, () => db.collection(move.from).deleteMany({ stageId: move.stageId }));
+  return moved;
+}
