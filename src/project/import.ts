@@ -66,6 +66,7 @@ export async function importBundle(bundle: Bundle, options: ImportOptions, servi
     if (!bundle.data) return commit(services, bundle, plan, null, options);
     const checked = checkData(bundle.data, await ownersFor(services, plan, prune));
     throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
+    await RecordStage.sweepStale(services.store);
     const stage = new RecordStage(services.store);
     try {
       for (const row of checked.rows) await stage.add(row, `data.${row.resourcePath}`);

@@ -155,6 +155,16 @@ describe('streamed import', () => {
     expect((await exportJson(target)).endpoints).toEqual([]);
   });
 
+  it('answers a bad line at the start of a big body while the body is still being sent', async () => {
+    const target = await fresh();
+    const record = JSON.stringify({ kind: 'record', path: '/api/shop/categories', record: { title: 'z'.repeat(100) } });
+    const body = `${JSON.stringify({ kind: 'header', format: 'dyn-project', version: 1 })}\n{not json\n${`${record}\n`.repeat(40_000)}`;
+    const res = await importLines(target, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/^Invalid bundle: line 2 is not valid JSON \(/);
+    expect((await target.api('GET', '/api/health')).status).toBe(200);
+  });
+
   it('a line longer than BODY_LIMIT is a 413 naming the line', async () => {
     const target = await fresh({ BODY_LIMIT: '16kb' });
     const body = `${JSON.stringify({ kind: 'header', format: 'dyn-project', version: 1 })}\n${JSON.stringify({ kind: 'settings', settings: { note: 'x'.repeat(20_000) } })}\n{"kind":"end"}\n`;

@@ -151,14 +151,22 @@ async function* streamedBody(ctx: DynContext): AsyncGenerator<Buffer> {
   };
   socket.setTimeout(IMPORT_IDLE_MS);
   socket.on('timeout', idle);
+  let ended = false;
   try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) yield chunk;
+    // Not destroyed when the import stops early (a bad line): the client must still get the answer.
+    for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) yield chunk;
+    ended = true;
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw new AppError(400, 'The request body was cut off before its end; nothing was imported');
   } finally {
     socket.off('timeout', idle);
     socket.setTimeout(0);
+    if (!ended && !ctx.req.destroyed) {
+      // The rest of the body is read and dropped, and the connection closed after the answer.
+      if (!ctx.headerSent) ctx.set('connection', 'close');
+      ctx.req.resume();
+    }
   }
 }
 
