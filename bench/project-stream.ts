@@ -11,7 +11,7 @@
  * temp directory. Other processes on the machine make the times noisy; the memory figures are not.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -76,14 +76,53 @@ async function stopDyn(server: Server): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Peak resident set of a process so far, in MB (Linux). */
-function peakRssMb(pid: number | undefined): number | null {
+/** A field of /proc/<pid>/status in MB (Linux), null when it cannot be read. */
+function statusMb(pid: number | undefined, field: string): number | null {
   try {
-    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kb ? Math.round(Number(kb) / 1024) : null;
   } catch {
     return null;
   }
+}
+
+/** Peak resident set of a process so far (VmHWM), in MB. */
+const peakRssMb = (pid: number | undefined): number | null => statusMb(pid, 'VmHWM');
+
+/**
+ * The largest anonymous (heap: V8, SQLite's page cache) and file-backed (the binary, SQLite's
+ * memory-mapped reads of the database file, which the kernel may drop) parts of the resident set,
+ * sampled every 100 ms while `work` runs: VmHWM counts both.
+ */
+async function sampled<T>(pid: number | undefined, work: () => Promise<T>): Promise<{ value: T; peakAnonMB: number; peakFileMB: number }> {
+  let peakAnonMB = 0;
+  let peakFileMB = 0;
+  const sample = (): void => {
+    peakAnonMB = Math.max(peakAnonMB, statusMb(pid, 'RssAnon') ?? 0);
+    peakFileMB = Math.max(peakFileMB, statusMb(pid, 'RssFile') ?? 0);
+  };
+  const timer = setInterval(sample, 100);
+  try {
+    const value = await work();
+    sample();
+    return { value, peakAnonMB, peakFileMB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The last line of a file, read from its end. */
+function lastLine(file: string): string {
+  const size = statSync(file).size;
+  const length = Math.min(size, 4096);
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buffer, 0, length, size - length);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8').trim().split('\n').at(-1) ?? '';
 }
 
 async function call(server: Server, method: string, path: string, body?: unknown, token?: string): Promise<any> {
@@ -167,14 +206,16 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
     const sourceToken = await login(source);
     const sourceStartRss = peakRssMb(source.proc.pid);
     started = performance.now();
-    const exported = await fetch(`${source.url}/api/project/export?data=true&format=jsonl`, { headers: { authorization: `Bearer ${sourceToken}` } });
-    if (!exported.ok || !exported.body) throw new Error(`export: HTTP ${exported.status}`);
-    await pipeline(Readable.fromWeb(exported.body as never), createWriteStream(file));
+    const exportParts = await sampled(source.proc.pid, async () => {
+      const exported = await fetch(`${source.url}/api/project/export?data=true&format=jsonl`, { headers: { authorization: `Bearer ${sourceToken}` } });
+      if (!exported.ok || !exported.body) throw new Error(`export: HTTP ${exported.status}`);
+      await pipeline(Readable.fromWeb(exported.body as never), createWriteStream(file));
+    });
     const exportSeconds = (performance.now() - started) / 1000;
     const exportPeakRss = peakRssMb(source.proc.pid);
     await stopDyn(source);
     const bytes = statSync(file).size;
-    const tail = readFileSync(file, 'utf8').slice(-200).trim().split('\n').at(-1) ?? '';
+    const tail = lastLine(file);
     if (JSON.parse(tail).records !== count) throw new Error(`the export ended with ${tail}, not ${count} records`);
 
     // 4. Import into a fresh server, the file streamed as it is read.
@@ -183,13 +224,16 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
     const targetToken = await login(target);
     const targetStartRss = peakRssMb(target.proc.pid);
     started = performance.now();
+    const importParts = await sampled(target.proc.pid, async () => {
     const imported = await fetch(`${target.url}/api/project/import?mode=replace`, {
       method: 'POST',
       headers: { authorization: `Bearer ${targetToken}`, 'content-type': 'application/x-ndjson', accept: 'application/x-ndjson' },
       body: Readable.toWeb(createReadStream(file, { highWaterMark: 256 * 1024 })) as never,
       duplex: 'half',
     } as RequestInit);
-    const answer = (await imported.text()).trim().split('\n');
+    return (await imported.text()).trim().split('\n');
+    });
+    const answer = importParts.value;
     const importSeconds = (performance.now() - started) / 1000;
     const importPeakRss = peakRssMb(target.proc.pid);
     const result = JSON.parse(answer.at(-1) ?? '{}');
@@ -202,8 +246,8 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
       records: count,
       fileMB: Math.round((bytes / 1024 / 1024) * 10) / 10,
       seedSeconds: round(seedSeconds),
-      export: { seconds: round(exportSeconds), recordsPerSecond: Math.round(count / exportSeconds), mbPerSecond: round(bytes / 1024 / 1024 / exportSeconds), serverPeakRssMB: exportPeakRss, serverRssAfterStartMB: sourceStartRss },
-      import: { seconds: round(importSeconds), recordsPerSecond: Math.round(count / importSeconds), progressLines: answer.length - 1, serverPeakRssMB: importPeakRss, serverRssAfterStartMB: targetStartRss },
+      export: { seconds: round(exportSeconds), recordsPerSecond: Math.round(count / exportSeconds), mbPerSecond: round(bytes / 1024 / 1024 / exportSeconds), serverPeakRssMB: exportPeakRss, serverRssAfterStartMB: sourceStartRss, peakAnonMB: exportParts.peakAnonMB, peakFileMB: exportParts.peakFileMB },
+      import: { seconds: round(importSeconds), recordsPerSecond: Math.round(count / importSeconds), progressLines: answer.length - 1, serverPeakRssMB: importPeakRss, serverRssAfterStartMB: targetStartRss, peakAnonMB: importParts.peakAnonMB, peakFileMB: importParts.peakFileMB },
       goalPeakRssMB: GOAL_MB,
       machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? null, memoryGB: Math.round(os.totalmem() / 1024 ** 3), node: process.version },
       note: 'other processes share the machine: times are noisy, peak memory is not',
@@ -220,10 +264,10 @@ const round = (n: number): number => Math.round(n * 100) / 100;
 
 function printTable(f: Awaited<ReturnType<typeof runProjectStream>> & Record<string, any>): void {
   const rows = [
-    ['step', 'seconds', 'records/s', 'server peak RSS'],
-    ['seed (store, no HTTP)', String(f.seedSeconds), '', ''],
-    ['export (jsonl)', String(f.export.seconds), f.export.recordsPerSecond.toLocaleString('en-US'), `${f.export.serverPeakRssMB} MB (after start ${f.export.serverRssAfterStartMB} MB)`],
-    ['import (jsonl, replace)', String(f.import.seconds), f.import.recordsPerSecond.toLocaleString('en-US'), `${f.import.serverPeakRssMB} MB (after start ${f.import.serverRssAfterStartMB} MB)`],
+    ['step', 'seconds', 'records/s', 'server peak RSS (VmHWM)', 'after start', 'peak anon', 'peak file-backed'],
+    ['seed (store, no HTTP)', String(f.seedSeconds), '', '', '', '', ''],
+    ['export (jsonl)', String(f.export.seconds), f.export.recordsPerSecond.toLocaleString('en-US'), `${f.export.serverPeakRssMB} MB`, `${f.export.serverRssAfterStartMB} MB`, `${f.export.peakAnonMB} MB`, `${f.export.peakFileMB} MB`],
+    ['import (jsonl, replace)', String(f.import.seconds), f.import.recordsPerSecond.toLocaleString('en-US'), `${f.import.serverPeakRssMB} MB`, `${f.import.serverRssAfterStartMB} MB`, `${f.import.peakAnonMB} MB`, `${f.import.peakFileMB} MB`],
   ];
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
   console.log(`\nproject stream: ${f.records.toLocaleString('en-US')} records, ${f.fileMB} MB of JSON Lines; goal: peak RSS under ${f.goalPeakRssMB} MB`);
