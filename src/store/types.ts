@@ -206,7 +206,8 @@ export interface Store {
    * documents were moved. The embedded store does it in one transaction: readers see the old
    * documents or the new ones. MongoDB records the move first and then runs it server-side
    * (`$merge`); it is not isolated (readers may see it half done for as long as it runs), and a
-   * move a crash interrupted is run again from the start by `finishPendingBatches`.
+   * move a crash interrupted is run again from the start by `finishPendingBatches` once it is an
+   * hour old (a live move is never raced).
    */
   moveStaged(move: StagedMove): Promise<number>;
   close(): Promise<void>;

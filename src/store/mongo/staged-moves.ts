@@ -9,12 +9,16 @@
 //   5. deleteMany the stage
 //
 // Step 4 comes before 5: a replay after 5 would find an empty stage and, for replace, empty the target.
+// A replay never races the move it finishes: a move is replayed only once its claim is an hour old
+// (a $merge of millions of documents takes minutes), and a replayer claims it anew first, so two
+// instances never replay the same move.
 import type { Db, Document } from 'mongodb';
 import { newId } from '../../lib/ids.ts';
 import { collectionSpec } from '../collections.ts';
 import type { StagedMove } from '../types.ts';
 
 export const PENDING_MOVES = 'pendingmoves';
+const CLAIM_MS = 60 * 60_000;
 
 type Guard = <T>(collection: string, work: () => Promise<T>) => Promise<T>;
 
@@ -32,19 +36,25 @@ export async function moveStaged(db: Db, guard: Guard, move: StagedMove): Promis
   collectionSpec(move.to);
   const id = newId();
   const stored: StoredMove = { from: move.from, stageId: move.stageId, to: move.to, replace: move.replace, remap: move.remap ? { field: move.remap.field, values: Object.entries(move.remap.values) } : null };
-  await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).insertOne({ _id: id as never, move: stored, createdAt: new Date() }));
+  const now = new Date();
+  await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).insertOne({ _id: id as never, move: stored, createdAt: now, claimedAt: now }));
   return run(db, guard, id, move);
 }
 
-/** Runs again every move a crash interrupted (recorded at least `minAgeMs` ago); returns how many. */
+/** Runs again every move a crash interrupted (claimed over an hour ago, and at least `minAgeMs`); returns how many. */
 export async function finishPendingMoves(db: Db, guard: Guard, minAgeMs = 0): Promise<number> {
-  const pending = await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).find({ createdAt: { $lte: new Date(Date.now() - minAgeMs) } }).toArray());
-  for (const stored of pending) {
+  const cutoff = new Date(Date.now() - Math.max(minAgeMs, CLAIM_MS));
+  const pending = await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).find({ claimedAt: { $lte: cutoff } }).toArray());
+  let finished = 0;
+  for (const candidate of pending) {
+    const stored = await guard(PENDING_MOVES, () => db.collection<Document>(PENDING_MOVES).findOneAndUpdate({ _id: candidate._id, claimedAt: { $lte: cutoff } }, { $set: { claimedAt: new Date() } }));
+    if (!stored) continue; // another instance claimed it first
+    finished++;
     const raw = stored.move as StoredMove;
     const move: StagedMove = { from: raw.from, stageId: raw.stageId, to: raw.to, replace: raw.replace, ...(raw.remap ? { remap: { field: raw.remap.field, values: Object.fromEntries(raw.remap.values) } } : {}) };
     await run(db, guard, String(stored._id), move);
   }
-  return pending.length;
+  return finished;
 }
 
 async function run(db: Db, guard: Guard, recordId: string, move: StagedMove): Promise<number> {
