@@ -11,7 +11,7 @@ export interface Line {
   bytes: number;
 }
 
-export async function* readLines(source: AsyncIterable<Buffer | Uint8Array | string>, maxLineBytes: number): AsyncGenerator<Line> {
+export async function* readLines(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>, maxLineBytes: number): AsyncGenerator<Line> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let number = 0;

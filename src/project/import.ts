@@ -177,10 +177,10 @@ async function commit(services: ProjectServices, bundle: Bundle, plan: Plan, sta
   return { mode: options.mode, changes, summary, applied: true, records, settings };
 }
 
-/** Totals follow the records: every existing counter (replace emptied some paths), every path written. */
+/** Totals follow the records: every existing counter (replace emptied some paths) and every path written, each counted once. */
 async function recount(services: ProjectServices, stage: RecordStage): Promise<void> {
-  await services.records.recountAll();
-  for (const path of stage.paths) await services.records.recount(path);
+  const counters = await services.store.collection<{ _id: string; resourcePath: string }>('recordcounts').find({});
+  for (const path of new Set([...counters.map((counter) => counter.resourcePath), ...stage.paths])) await services.records.recount(path);
   for (const resourcePath of stage.expiring) {
     await services.store.collection('recordcounts').updateOne({ resourcePath }, { $set: { expiring: true } }, { upsert: true });
   }
