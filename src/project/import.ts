@@ -157,8 +157,8 @@ export async function importJsonLines(lines: AsyncIterable<Line>, options: Impor
 }
 
 /**
- * Settings and definitions applied (put back if a step fails), then the records moved in: the
- * last step, so once it has happened nothing is undone. Counters are recounted after it.
+ * Settings and definitions applied (put back if a step fails), then the records moved in with
+ * their totals: the last step, so once it has happened nothing is undone.
  */
 async function commit(services: ProjectServices, bundle: Bundle, plan: Plan, stage: RecordStage | null, options: ImportOptions): Promise<ImportResult> {
   const prune = options.mode === 'replace';
@@ -167,20 +167,19 @@ async function commit(services: ProjectServices, bundle: Bundle, plan: Plan, sta
     if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings, options.actor);
     const applied = await applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor });
     await rememberPlaceholders(services.store, bundle, plan.desired);
+    // The records and their totals, in one step (see RecordStage.commit).
     const moved = stage ? await stage.commit(options.mode, await endpointKind.ids(services)) : null;
     return { changes: applied, records: moved };
   });
-  if (stage) await recount(services, stage);
+  if (stage) await markExpiring(services, stage);
   const summary = summarize(changes);
   const extra = [records !== null ? `${records} records` : '', settings ? 'settings' : ''].filter(Boolean);
   await services.audit.change(options.actor, { action: 'project_imported', message: `Project imported (${options.mode}): ${counts(summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`, source: 'project' });
   return { mode: options.mode, changes, summary, applied: true, records, settings };
 }
 
-/** Totals follow the records: every existing counter (replace emptied some paths) and every path written, each counted once. */
-async function recount(services: ProjectServices, stage: RecordStage): Promise<void> {
-  const counters = await services.store.collection<{ _id: string; resourcePath: string }>('recordcounts').find({});
-  for (const path of new Set([...counters.map((counter) => counter.resourcePath), ...stage.paths])) await services.records.recount(path);
+/** Paths that now hold expiring records count their totals from then on (see RecordsService.list). */
+async function markExpiring(services: ProjectServices, stage: RecordStage): Promise<void> {
   for (const resourcePath of stage.expiring) {
     await services.store.collection('recordcounts').updateOne({ resourcePath }, { $set: { expiring: true } }, { upsert: true });
   }

@@ -9,6 +9,7 @@ import type { StagedRow } from './data.ts';
 
 const STAGING = 'importrecords';
 const RECORDS = 'endpointdatas';
+const COUNTERS = 'recordcounts';
 export const STAGE_BATCH = 1000;
 /** Stages older than this belong to an import whose process died: swept when the next import starts. */
 const STALE_AFTER_MS = 24 * 60 * 60_000;
@@ -67,12 +68,20 @@ export class RecordStage {
 
   /**
    * Moves the stage into the records (replace: they become the only records) with owner keys
-   * translated to the endpoints' ids; returns how many records were written.
+   * translated to the endpoints' ids, and recounts in the same step the totals of every path
+   * written and every path that had one (replace empties some); returns how many records were written.
    */
   async commit(mode: 'merge' | 'replace', endpointIds: ReadonlyMap<string, string>): Promise<number> {
     await this.flush();
     const values = Object.fromEntries([...this.owners].map((key) => [key, endpointIds.get(key) ?? '']));
-    return this.store.moveStaged({ from: STAGING, stageId: this.stageId, to: RECORDS, replace: mode === 'replace', remap: { field: 'endpointId', values } });
+    const counted = (await this.store.collection(COUNTERS).find({})).map((counter) => counter.resourcePath as string);
+    const recounts = [...new Set([...counted, ...this.paths])].map((resourcePath) => ({
+      collection: COUNTERS,
+      key: { resourcePath },
+      field: 'count',
+      of: { collection: RECORDS, filter: { resourcePath } },
+    }));
+    return this.store.moveStaged({ from: STAGING, stageId: this.stageId, to: RECORDS, replace: mode === 'replace', remap: { field: 'endpointId', values }, recounts });
   }
 
   /** Deletes whatever is staged (after a failure, or a commit: then nothing is left). */

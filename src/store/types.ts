@@ -170,6 +170,8 @@ export interface StagedMove {
   /** true: `to` holds exactly the staged documents afterwards; false: each is inserted, or replaces the document with its id. */
   replace: boolean;
   remap?: { field: string; values: Readonly<Record<string, string>> };
+  /** Counters set after the move, in the same step (embedded store: the same transaction). */
+  recounts?: readonly BatchRecount[];
 }
 
 export interface Store {

@@ -656,7 +656,7 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
         ]);
       });
 
-      it('moveStaged moves a stage in (merge: by id; replace: the only documents), remaps a field, and deletes the stage', async () => {
+      it('moveStaged moves a stage in (merge: by id; replace: the only documents), remaps a field, recounts, and deletes the stage', async () => {
         const records = store.collection('endpointdatas');
         const staging = store.collection('importrecords');
         await records.insertMany([record(1, '/a', '2026-01-01T00:00:00Z'), record(2, '/a', '2026-01-01T00:00:00Z')]);
@@ -665,7 +665,9 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
           return { ...fields, stageId, targetId: _id, stagedAt: new Date() };
         };
         await staging.insertMany([staged('s1', 2, 'POST /a'), staged('s1', 3, 'GET /a'), staged('other', 9, 'x')]);
-        expect(await store.moveStaged({ from: 'importrecords', stageId: 's1', to: 'endpointdatas', replace: false, remap: { field: 'endpointId', values: { 'POST /a': 'e-post' } } })).toBe(2);
+        const recounts = [{ collection: 'recordcounts', key: { resourcePath: '/a' }, field: 'count', of: { collection: 'endpointdatas', filter: { resourcePath: '/a' } } }];
+        expect(await store.moveStaged({ from: 'importrecords', stageId: 's1', to: 'endpointdatas', replace: false, remap: { field: 'endpointId', values: { 'POST /a': 'e-post' } }, recounts })).toBe(2);
+        expect(await store.collection('recordcounts').findOne({ resourcePath: '/a' })).toMatchObject({ count: 3 });
         const merged = await records.find({}, { sort: { _id: 1 } });
         expect(merged.map((doc) => [doc._id, doc.endpointId, doc.data])).toEqual([
           [id(1), 'e', { n: 1 }],

@@ -73,11 +73,11 @@ export async function openMongoStore(url: string): Promise<Store> {
     },
     async finishPendingBatches(minAgeMs) {
       if (closed) return 0;
-      return (await finishPendingBatches(db, batchDriver, minAgeMs)) + (await finishPendingMoves(db, guard, minAgeMs));
+      return (await finishPendingBatches(db, batchDriver, minAgeMs)) + (await finishPendingMoves(db, guard, batchDriver.filter, minAgeMs));
     },
     moveStaged(move) {
       if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
-      return moveStaged(db, guard, move);
+      return moveStaged(db, guard, batchDriver.filter, move);
     },
     async sweepExpired(): Promise<number> {
       // MongoDB's TTL monitor removes expired documents itself (about once a minute); reads filter

@@ -69,7 +69,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
   // A larger page cache and memory-mapped reads keep hot records in memory while the audit log
   // grows beside them (the default 2 MB cache is churned by log inserts).
   db.exec('PRAGMA cache_size = -65536');
-  db.exec('PRAGMA mmap_size = 268435456');
+  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
 
   const uniqueIndexFields = new Map<string, string[]>();
   guard('schema', () => {
@@ -117,6 +117,20 @@ export function openSqliteStore(options: SqliteOptions): Store {
       return work();
     } catch (error) {
       throw translateError(collection, error, uniqueIndexFields);
+    }
+  }
+
+  /**
+   * A bulk read (an export's scan, an import's move) goes through the page cache, not the memory
+   * map: read through the map, every page of a big table would stay resident in this process
+   * (counted in its RSS) and push out the hot records the map is for.
+   */
+  function unmapped<T>(work: () => T): T {
+    db.exec('PRAGMA mmap_size = 0');
+    try {
+      return work();
+    } finally {
+      db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
     }
   }
 
@@ -376,7 +390,7 @@ export function openSqliteStore(options: SqliteOptions): Store {
       const scanView: JsonView = { ...view, fields: [...new Set([...(view.fields ?? []), ...orderBy])] };
       let after: SqlValue[] | null = null;
       for (;;) {
-        const page = await run(() => scanPage(filter, scanView, orderBy, after, limit));
+        const page = await run(() => unmapped(() => scanPage(filter, scanView, orderBy, after, limit)));
         if (page.length === 0) return;
         yield page;
         if (page.length < limit) return;
@@ -487,12 +501,22 @@ export function openSqliteStore(options: SqliteOptions): Store {
     async moveStaged(move: StagedMove): Promise<number> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       const { sql, params } = moveSql(move);
-      return inTransaction(move.to, () => {
-        if (move.replace) db.exec(`DELETE FROM "${move.to}"`);
-        const moved = Number(db.prepare(sql).run(...params, move.stageId).changes);
-        db.prepare(`DELETE FROM "${move.from}" WHERE "stageId" = ?`).run(move.stageId);
-        return moved;
-      });
+      for (const recount of move.recounts ?? []) {
+        collectionSpec(recount.collection);
+        collectionSpec(recount.of.collection);
+      }
+      return unmapped(() =>
+        inTransaction(move.to, () => {
+          if (move.replace) db.exec(`DELETE FROM "${move.to}"`);
+          const moved = Number(db.prepare(sql).run(...params, move.stageId).changes);
+          db.prepare(`DELETE FROM "${move.from}" WHERE "stageId" = ?`).run(move.stageId);
+          for (const recount of move.recounts ?? []) {
+            const count = batchOpsOf(recount.of.collection).count(recount.of.filter);
+            applyCounter({ collection: recount.collection, key: recount.key, inc: {}, set: { [recount.field]: count } });
+          }
+          return moved;
+        }),
+      );
     },
     async sweepExpired(): Promise<number> {
       if (closed) return 0;
@@ -524,6 +548,8 @@ export function openSqliteStore(options: SqliteOptions): Store {
 }
 
 const MAX_CACHED_STATEMENTS = 500;
+/** Reads of the database file are memory-mapped up to this size (hot records stay in memory). */
+const MMAP_BYTES = 268435456;
 const SCAN_BATCH = 1000;
 const STAGE_FIELDS = ['stageId', 'targetId', 'stagedAt'];
 
