@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { Config } from './config.ts';
 import { EventBus } from './events/bus.ts';
 import { createRequestListener } from './http/app.ts';
+import { onClientError } from './http/long-requests.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { ApiKeysService } from './services/api-keys.ts';
 import { AuditLog } from './services/audit-log.ts';
@@ -150,6 +151,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const server: Server = createServer(createRequestListener(services));
   server.requestTimeout = 60_000;
   server.headersTimeout = 20_000;
+  server.on('clientError', onClientError); // lets a streamed project import outlive requestTimeout
   server.listen(config.port, config.host);
   try {
     await once(server, 'listening');

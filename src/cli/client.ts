@@ -1,6 +1,7 @@
 import type { EndpointDoc } from '../model/endpoint.ts';
 import type { LogDoc } from '../model/records.ts';
-import type { ApplyResult, ImportResult } from '../project/apply.ts';
+import type { ApplyResult } from '../project/apply.ts';
+import type { ImportResult } from '../project/import.ts';
 import type { Bundle } from '../project/bundle.ts';
 import type { Change, ChangeAction } from '../project/diff.ts';
 import type { PublicApiKey } from '../services/api-keys.ts';
@@ -397,7 +398,88 @@ export class DynClient {
     });
   }
 
+  /**
+   * GET /api/project/export as a stream (`jsonl` or `json` with records are written by the server
+   * as it reads them): the body is the caller's to read. A non-2xx answer is an ApiError.
+   */
+  async exportProjectStream(query: ProjectExportQuery & { format: 'yaml' | 'json' | 'jsonl' }, options: CallOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.openStream('GET', '/api/project/export', { query: exportQuery(query), ...options });
+    if (!response.ok || !response.body) await this.failStream(response);
+    return response.body as ReadableStream<Uint8Array>;
+  }
+
+  /**
+   * POST /api/project/import with a JSON Lines body sent as it is read (any size). The server
+   * answers progress lines (records staged, bytes read) to `onProgress`, then the result line.
+   */
+  async importProjectStream(body: ReadableStream<Uint8Array>, options: { mode: 'merge' | 'replace'; onProgress?: (progress: { records: number; bytes: number }) => void } & CallOptions): Promise<ProjectImportResult> {
+    const response = await this.openStream('POST', '/api/project/import', {
+      query: { mode: options.mode },
+      headers: { 'content-type': 'application/x-ndjson', accept: 'application/x-ndjson' },
+      body,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (!response.ok || !response.body) await this.failStream(response);
+    if (!/ndjson/.test(response.headers.get('content-type') ?? '')) {
+      const text = await response.text();
+      return this.check<ProjectImportResult>({ status: response.status, statusText: response.statusText, headers: {}, body: parseJson(text), text, durationMs: 0 }, true).data;
+    }
+    let last: unknown;
+    let pending = '';
+    const decoder = new TextDecoder();
+    const take = (line: string): void => {
+      if (line.trim() === '') return;
+      const value = JSON.parse(line) as { progress?: { records: number; bytes: number } };
+      if (value.progress) options.onProgress?.(value.progress);
+      else last = value;
+    };
+    try {
+      for await (const chunk of response.body as ReadableStream<Uint8Array>) {
+        pending += decoder.decode(chunk, { stream: true });
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        lines.forEach(take);
+      }
+      take(pending + decoder.decode());
+    } catch (error) {
+      throw new NetworkError(`the connection to ${this.server} ended before the import's result: ${(error as Error).message}`);
+    }
+    const result = last as { success?: boolean; data?: ProjectImportResult; error?: unknown; details?: unknown; status?: number } | undefined;
+    if (result?.success === true && result.data) return result.data;
+    if (result?.success === false) return unwrap<never>({ status: result.status ?? 500, statusText: '', headers: {}, body: result, text: '', durationMs: 0 }).data;
+    throw new NetworkError(`the connection to ${this.server} ended before the import's result`);
+  }
+
   // ---- building blocks -------------------------------------------------------------------
+
+  /**
+   * A request whose body or answer is streamed: the credentials as for `request` (an expired
+   * session is refreshed before sending: a streamed body cannot be sent twice), no overall timeout.
+   */
+  private async openStream(method: string, path: string, options: { query?: RequestOptions['query']; headers?: Record<string, string>; body?: ReadableStream<Uint8Array>; signal?: AbortSignal }): Promise<Response> {
+    if (this.credentials.kind === 'session' && this.mayRefresh() && tokenExpired(this.credentials.accessToken)) await this.refreshSession();
+    const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(this.credentials) };
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+    const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual', ...(options.signal ? { signal: options.signal } : {}) };
+    if (options.body) {
+      init.body = options.body;
+      init.duplex = 'half';
+    }
+    try {
+      return await fetch(this.url(path, options.query), init);
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw new NetworkError(describeNetworkError(error, this.server, 0));
+    }
+  }
+
+  /** Reads a failed streamed answer and throws it as check() would. */
+  private async failStream(response: Response): Promise<never> {
+    const text = await response.text().catch(() => '');
+    const raw: RawResponse = { status: response.status, statusText: response.statusText, headers: Object.fromEntries(response.headers.entries()), body: parseJson(text), text, durationMs: 0 };
+    this.check<never>(raw.status >= 200 && raw.status < 300 ? { ...raw, status: 502 } : raw, true);
+    throw new ApiError(502, `unexpected answer from the server (HTTP ${response.status})`);
+  }
 
   /** Calls a management route and returns `data`; any non-2xx answer is an ApiError. */
   async data<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {

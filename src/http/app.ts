@@ -23,7 +23,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
-import { projectRoutes } from './routes/project.ts';
+import { PROJECT_IMPORT_PATH, projectRoutes } from './routes/project.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { MCP_PATH, mcpRoutes } from './routes/mcp.ts';
 import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
@@ -55,7 +55,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.use(requestContext(services.settings));
   app.use(rateLimit(services.rateLimiter));
   app.use(adminUi());
-  app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH] }));
+  app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH], streamPaths: [PROJECT_IMPORT_PATH] }));
   app.use(authenticate(services));
   app.use(csrfProtection());
 

@@ -6,13 +6,26 @@ import type { DynContext } from './state.ts';
  * Bodies of the project routes: a bundle as JSON (parsed by the body middleware) or as YAML text
  * with `Content-Type: application/yaml` (also `application/x-yaml`, `text/yaml`), read here
  * from the raw request within the same BODY_LIMIT, with the same key and depth rules as JSON.
+ * The import also takes JSON Lines (`application/x-ndjson`), which the route reads as a stream.
  */
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+/** JSON Lines (the streamed project format): read as a stream by the import route, never whole. */
+export const JSON_LINES_TYPE = 'application/x-ndjson';
+const JSON_LINES_TYPES = [JSON_LINES_TYPE, 'application/jsonl', 'application/jsonlines', 'application/json-lines'];
 const MAX_DEPTH = 32;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 export function isYamlRequest(ctx: DynContext): boolean {
   return typeof ctx.is(YAML_TYPES) === 'string';
+}
+
+export function isJsonLinesRequest(ctx: DynContext): boolean {
+  return typeof ctx.is(JSON_LINES_TYPES) === 'string';
+}
+
+/** True when the client asked for JSON Lines back (`Accept: application/x-ndjson`). */
+export function acceptsJsonLines(ctx: DynContext): boolean {
+  return ctx.accepts(JSON_LINES_TYPES) !== false && /ndjson|jsonl|json-lines|jsonlines/i.test(ctx.get('accept'));
 }
 
 export async function readBundleBody(ctx: DynContext, limitBytes: number): Promise<unknown> {

@@ -2,10 +2,8 @@ import { realpathSync } from 'node:fs';
 import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
 import type { Actor } from '../model/actor.ts';
-import { DEFAULT_SETTINGS } from '../services/settings.ts';
 import type { Bundle } from './bundle.ts';
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
-import { checkData, writeData, type RecordRow } from './data.ts';
 import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from './diff.ts';
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
@@ -23,11 +21,11 @@ import { allUserGroups, type ProjectServices } from './services.ts';
  * and checks its own definitions. Only the last step differs between a plan and an apply.
  *
  * Atomicity: the store has no transaction across collections, so every write is wrapped in
- * `withRestore`: it exports what the write may change (definitions, plus records and settings
- * when the bundle carries them) before starting and, if any step fails, applies that snapshot
- * back with prune through the same engine, then rethrows the failure. Restored definitions keep
- * their content but an endpoint deleted and recreated this way gets a new id (and callCount 0);
- * restored records keep their ids.
+ * `withRestore`: it exports what the write may change (definitions, plus settings when the
+ * bundle carries them) before starting and, if any step fails, applies that snapshot back with
+ * prune through the same engine, then rethrows the failure. Restored definitions keep their
+ * content but an endpoint deleted and recreated this way gets a new id (and callCount 0).
+ * Records are never in a snapshot: an import stages them and moves them in one step (import.ts).
  */
 export interface ChangeResult extends Change {
   status: 'planned' | 'applied';
@@ -166,44 +164,7 @@ export async function applyBundle(services: ProjectServices, bundle: Bundle, opt
   });
 }
 
-export interface ImportResult extends ApplyResult {
-  mode: 'merge' | 'replace';
-  /** Records written, when the bundle has `data`. */
-  records: number | null;
-  settings: boolean;
-}
-
-/**
- * Import: `merge` applies without prune (adds and updates, deletes nothing); `replace` applies
- * with prune, so the store's definitions become the bundle's. Settings, when present, are
- * applied first (merge: the given ones; replace: the given ones over the defaults). Records,
- * when present, are written last (see data.ts; replace makes them the only records).
- */
-export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'replace'; actor: Actor }, services: ProjectServices): Promise<ImportResult> {
-  const prune = options.mode === 'replace';
-  if (prune) refuseEmpty(bundle, 'replace');
-  return exclusive(services, async () => {
-    const plan = await planBundle(services, bundle, { prune });
-    let rows: RecordRow[] | null = null;
-    if (bundle.data) {
-      const served = collectionsOf(plan.desired, ...(prune ? [] : [await exportBundle(services, { storedValues: true })]));
-      const checked = checkData(bundle.data, served);
-      throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
-      rows = checked.rows;
-    }
-    const scope: ExportOptions = { data: rows !== null, settings: bundle.settings !== undefined };
-    return withRestore(services, scope, options.actor, async () => {
-      if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings, options.actor);
-      const changes = await applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor });
-      const records = rows ? await writeData(services, rows, options.mode) : null;
-      await rememberPlaceholders(services.store, bundle, plan.desired);
-      const summary = summarize(changes);
-      const extra = [records !== null ? `${records} records` : '', scope.settings ? 'settings' : ''].filter(Boolean);
-      await services.audit.change(options.actor, { action: 'project_imported', message: `Project imported (${options.mode}): ${counts(summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`, source: 'project' });
-      return { mode: options.mode, changes, summary, applied: true, records, settings: scope.settings === true };
-    });
-  });
-}
+// Import (records and settings besides definitions, streamed or whole) is import.ts.
 
 /**
  * One plan-and-write at a time per process: a plan is only current, and a snapshot only a
@@ -212,7 +173,7 @@ export async function importBundle(bundle: Bundle, options: { mode: 'merge' | 'r
  */
 const running = new WeakMap<ProjectServices, Promise<unknown>>();
 
-async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): Promise<T> {
+export async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): Promise<T> {
   const before = running.get(services) ?? Promise.resolve();
   const mine = before.catch(() => undefined).then(work);
   running.set(services, mine);
@@ -223,7 +184,7 @@ async function exclusive<T>(services: ProjectServices, work: () => Promise<T>): 
  * Runs a write; on failure puts back what it may have changed (see the top of this file) and
  * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
  */
-async function withRestore<T>(services: ProjectServices, scope: ExportOptions, actor: Actor, work: () => Promise<T>): Promise<T> {
+export async function withRestore<T>(services: ProjectServices, scope: Pick<ExportOptions, 'settings'>, actor: Actor, work: () => Promise<T>): Promise<T> {
   const snapshot = await exportBundle(services, { ...scope, storedValues: true });
   try {
     return await work();
@@ -239,29 +200,24 @@ async function withRestore<T>(services: ProjectServices, scope: ExportOptions, a
 }
 
 /** The restore's writes are audited too (for the same actor): they are changes like any other. */
-async function restore(services: ProjectServices, snapshot: Bundle, scope: ExportOptions, actor: Actor): Promise<void> {
+async function restore(services: ProjectServices, snapshot: Bundle, scope: Pick<ExportOptions, 'settings'>, actor: Actor): Promise<void> {
   if (scope.settings && snapshot.settings) await services.settings.update(snapshot.settings, actor);
   const changes = diffBundles(await exportBundle(services, { storedValues: true }), snapshot, { prune: true });
   await applyChanges(changes, snapshot, services, { dryRun: false, actor });
-  if (scope.data && snapshot.data) {
-    const { rows, problems } = checkData(snapshot.data, [], { orphans: 'keep' });
-    if (problems.length > 0) throw new Error(`the snapshot's records cannot be written back: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`);
-    await writeData(services, rows, 'replace');
-  }
 }
 
-function counts(summary: Record<ChangeAction, number>): string {
+export function counts(summary: Record<ChangeAction, number>): string {
   return `${summary.create} created, ${summary.update} updated, ${summary.delete} deleted`;
 }
 
-function refuseEmpty(bundle: Bundle, what: string): void {
+export function refuseEmpty(bundle: Bundle, what: string): void {
   if (isEmptyBundle(bundle)) {
     const none = kindList((kind) => `no ${kind.bundleKey}`);
     throw badRequest(`Refusing to ${what} with a bundle that has ${none}: it would delete every definition`, [{ field: 'bundle', message: `has ${none}` }]);
   }
 }
 
-function throwProblems(problems: readonly Problem[]): void {
+export function throwProblems(problems: readonly Problem[]): void {
   if (problems.length > 0) throw invalidBundle(problems);
 }
 
@@ -294,11 +250,6 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
     }
   }
   return problems;
-}
-
-/** The collection paths the definitions of these bundles serve (records must belong to one). */
-function collectionsOf(...bundles: Bundle[]): string[] {
-  return bundles.flatMap((bundle) => KINDS.flatMap((kind) => [...itemsOf(bundle, kind).values()].flatMap((spec) => kind.collections?.(spec) ?? [])));
 }
 
 /**

@@ -17,8 +17,7 @@ import type { ProjectServices } from './services.ts';
  * A record without `_id` gets a new one. Import is a restore, not a series of API calls: the
  * values are not validated against the endpoint's schema and references are not checked (the
  * records came from a store where they were), but keys must be storable (no `$`, no `.`) and
- * every path must be served by an endpoint, whose id becomes the records' owner (a `POST`
- * endpoint if there is one, as records are created through it).
+ * every path must be served by an endpoint, whose id becomes the records' owner (recordOwners).
  */
 export type BundleData = NonNullable<Bundle['data']>;
 
@@ -34,7 +33,6 @@ export interface RecordRow {
 const RECORD_META = new Set(['_id', 'createdAt', 'updatedAt', 'expiresAt']);
 const RESERVED_KEYS = new Set(['id', '__proto__', 'constructor', 'prototype']);
 const MAX_DEPTH = 32;
-const CHUNK = 500;
 
 const records = (services: Pick<ProjectServices, 'store'>) => services.store.collection<RecordDoc>('endpointdatas');
 
@@ -50,21 +48,57 @@ export async function exportData(services: Pick<ProjectServices, 'store'>): Prom
 }
 
 /**
- * Checks every record before anything is written and returns the rows to store. `servedBy` are
- * the path patterns of the endpoints that will exist after the import; records on a path none of
- * them serves are refused, except by a restore (`orphans: 'keep'`): the store may hold records
- * whose endpoint was deleted (deletes never cascade), and a restore must not lose them.
+ * Which endpoint owns the records of a collection path: of the endpoints serving it, a `POST`
+ * one if there is one (records are created through it), else the first; null when none serves
+ * it (such records are refused). Owners are named by key (`POST /api/x`): an import knows the
+ * ids only once its definitions are applied, when the store translates keys to ids
+ * (Store.moveStaged's remap). Answers are kept per path (bounded) — an import asks once per record.
  */
-export function checkData(data: BundleData, servedBy: readonly string[], options: { orphans?: 'refuse' | 'keep' } = {}): { rows: RecordRow[]; problems: ErrorDetail[] } {
+export type OwnerOf = (resourcePath: string) => string | null;
+
+const OWNER_CACHE = 10_000;
+
+export function recordOwners(endpoints: ReadonlyArray<{ method: string; path: string }>): OwnerOf {
+  const patterns: Array<{ key: string; post: boolean; pattern: PathPattern }> = [];
+  for (const endpoint of endpoints) {
+    try {
+      patterns.push({ key: `${endpoint.method} ${normalizePath(endpoint.path)}`, post: endpoint.method === 'POST', pattern: parsePathPattern(endpoint.path) });
+    } catch {
+      // An invalid path is reported where the endpoint is checked; it serves nothing.
+    }
+  }
+  const cache = new Map<string, string | null>();
+  return (resourcePath) => {
+    let owner = cache.get(resourcePath);
+    if (owner !== undefined) return owner;
+    const segments = splitPath(resourcePath);
+    const serving = patterns.filter((p) => matchSegments(p.pattern, segments));
+    owner = (serving.find((p) => p.post) ?? serving[0])?.key ?? null;
+    if (cache.size >= OWNER_CACHE) cache.clear();
+    cache.set(resourcePath, owner);
+    return owner;
+  };
+}
+
+/** A record checked and ready to stage, its owner named by key (see recordOwners). */
+export interface StagedRow extends RecordRow {
+  ownerKey: string;
+}
+
+/**
+ * Checks every record of a bundle's `data` before anything is written, collecting every problem
+ * (`data./api/x[3]._id`); records on a path no endpoint serves are refused.
+ */
+export function checkData(data: BundleData, ownerOf: OwnerOf): { rows: StagedRow[]; problems: ErrorDetail[] } {
   const problems: ErrorDetail[] = [];
-  const rows: RecordRow[] = [];
+  const rows: StagedRow[] = [];
   const seen = new Set<string>();
-  const patterns = compilePatterns(servedBy);
   const now = new Date();
   for (const [rawPath, list] of Object.entries(data)) {
     const resourcePath = normalizePath(rawPath);
     const at = `data.${rawPath}`;
-    if (options.orphans !== 'keep' && !patterns.some((p) => matchSegments(p, splitPath(resourcePath)))) {
+    const ownerKey = ownerOf(resourcePath);
+    if (ownerKey === null) {
       problems.push({ field: at, message: `no endpoint in the bundle or the store serves ${resourcePath}` });
       continue;
     }
@@ -75,7 +109,7 @@ export function checkData(data: BundleData, servedBy: readonly string[], options
       } else if (seen.has(row._id)) {
         problems.push({ field: `${at}[${index}]._id`, message: `repeats the id ${row._id}` });
       } else {
-        rows.push(row);
+        rows.push({ ...row, ownerKey });
         seen.add(row._id);
       }
     }
@@ -83,48 +117,8 @@ export function checkData(data: BundleData, servedBy: readonly string[], options
   return { rows, problems };
 }
 
-/**
- * Writes checked rows. `replace`: the store's records become exactly these (every other record
- * is deleted). `merge`: each row is inserted, or overwrites the record with its id.
- */
-export async function writeData(services: Pick<ProjectServices, 'store' | 'endpoints' | 'records'>, rows: readonly RecordRow[], mode: 'merge' | 'replace'): Promise<number> {
-  const owners = (await services.endpoints.all()).filter((e) => !e.isSystem);
-  const patterns = owners.map((doc) => ({ doc, pattern: parsePathPattern(doc.path) }));
-  const ownerOf = (path: string): string => {
-    const serving = patterns.filter((p) => matchSegments(p.pattern, splitPath(path)));
-    const owner = serving.find((p) => p.doc.method === 'POST') ?? serving[0];
-    // Only a restore writes records no endpoint serves (they were in the store before): no owner.
-    return owner?.doc._id ?? '';
-  };
-  const touched = new Set<string>();
-  const docs = rows.map((row) => ({ ...row, endpointId: ownerOf(row.resourcePath) }));
-  if (mode === 'replace') {
-    await records(services).deleteMany({});
-    for (let i = 0; i < docs.length; i += CHUNK) await records(services).insertMany(docs.slice(i, i + CHUNK));
-  } else {
-    for (const doc of docs) {
-      const { _id, ...fields } = doc;
-      const existing = await records(services).findById(_id);
-      if (existing) {
-        touched.add(existing.resourcePath);
-        await records(services).updateOne({ _id }, { $set: fields });
-      } else {
-        await records(services).insertOne(doc);
-      }
-    }
-  }
-  for (const doc of docs) touched.add(doc.resourcePath);
-  // Counters follow the records: every existing counter (replace emptied some paths), every touched path.
-  if (mode === 'replace') await services.records.recountAll();
-  for (const path of touched) await services.records.recount(path);
-  const expiring = new Set(docs.filter((d) => d.expiresAt).map((d) => d.resourcePath));
-  for (const resourcePath of expiring) {
-    await services.store.collection('recordcounts').updateOne({ resourcePath }, { $set: { expiring: true } }, { upsert: true });
-  }
-  return docs.length;
-}
-
-function checkRecord(record: Record<string, unknown>, field: string, resourcePath: string, now: Date): RecordRow | ErrorDetail {
+/** One record's problem (its `field` starts with `field`), or the row to store. */
+export function checkRecord(record: Record<string, unknown>, field: string, resourcePath: string, now: Date): RecordRow | ErrorDetail {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) return { field, message: 'must be an object' };
   const { _id, createdAt, updatedAt, expiresAt, ...fields } = record;
   const id = _id === undefined ? newId() : _id;
@@ -135,18 +129,6 @@ function checkRecord(record: Record<string, unknown>, field: string, resourcePat
   if (keyProblem) return { field: `${field}${keyProblem.path}`, message: keyProblem.message };
   const created = date(createdAt) ?? now;
   return { _id: id, resourcePath, data: fields, createdAt: created, updatedAt: date(updatedAt) ?? created, expiresAt: date(expiresAt) };
-}
-
-function compilePatterns(paths: readonly string[]): PathPattern[] {
-  const out: PathPattern[] = [];
-  for (const path of paths) {
-    try {
-      out.push(parsePathPattern(path));
-    } catch {
-      // An invalid path is reported where the endpoint is checked; it serves nothing.
-    }
-  }
-  return out;
 }
 
 /** A date from an ISO 8601 string; null when absent or unreadable. */

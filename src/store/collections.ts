@@ -22,6 +22,14 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
     // Schema fields marked `indexed` get an index over the records of their path (see README).
     fieldIndexes: { scope: 'resourcePath', order: ['createdAt', '_id'] },
   },
+  // Records of a project import being streamed in, moved into endpointdatas in one step when the
+  // import commits (Store.moveStaged); no read of records ever looks here. Same columns as
+  // endpointdatas plus the stage's; (stageId, targetId) unique finds an id repeated in one import.
+  {
+    name: 'importrecords',
+    indexes: [{ fields: ['stageId', 'targetId'], unique: true }, { fields: ['stagedAt'] }],
+    columns: { text: ['stageId', 'targetId', 'stagedAt', 'resourcePath', 'endpointId', 'createdAt', 'updatedAt', 'expiresAt'], json: ['data'] },
+  },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },
   { name: 'logs', indexes: [{ fields: ['createdAt'] }, { fields: ['action', 'createdAt'] }], columns: { text: ['action', 'createdAt'] } },

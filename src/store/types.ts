@@ -104,6 +104,18 @@ export interface JsonRow {
   fields: Doc;
 }
 
+/**
+ * A read of every match in keyset pages: each page starts after the last row of the one before
+ * (by `orderBy`, then `_id`), so memory stays one page whatever the collection holds, and no
+ * OFFSET is ever walked. Not a snapshot: documents written while a scan runs may or may not be in it.
+ */
+export interface ScanOptions {
+  /** Ascending order: these top-level fields, then `_id`. Every matching document must hold a string (or date) in each. */
+  orderBy?: readonly string[];
+  /** Documents per page (default 1000). */
+  batchSize?: number;
+}
+
 export interface Collection<T extends Doc = Doc> {
   readonly name: string;
   insertOne(doc: NewDoc<T>, options?: { counter?: CounterChange }): Promise<T>;
@@ -114,6 +126,8 @@ export interface Collection<T extends Doc = Doc> {
   findPage(filter: Filter, options: PageOptions): Promise<Page<T>>;
   findJson(filter: Filter, options: FindOptions, view: JsonView): Promise<JsonRow[]>;
   findJsonById(id: string, view: JsonView): Promise<JsonRow | null>;
+  /** Every match as the view's JSON text, page by page (see ScanOptions); a row's `fields` also hold the `orderBy` fields. */
+  scanJson(filter: Filter, view: JsonView, options?: ScanOptions): AsyncIterable<JsonRow[]>;
   count(filter: Filter, search?: Search): Promise<number>;
   /** Counts matches, but at most `cap` of them: a cost bounded however many there are. */
   countUpTo(filter: Filter, cap: number, search?: Search): Promise<number>;
@@ -177,6 +191,25 @@ export interface CollectionSpec {
   columns?: { text?: readonly string[]; json?: readonly string[] };
 }
 
+/**
+ * Documents staged in one collection (an import's records, written batch by batch while a
+ * request streams in) moved into their real collection in one step. A staged document is the
+ * target document plus three fields: `stageId` (which stage), `targetId` (its `_id` in `to`)
+ * and `stagedAt`; every other field is copied as it is, except `remap.field`, whose values are
+ * translated through `remap.values` (an owner known by name while staging, by id at commit).
+ * The staging collection keeps the target's columns plus those three (embedded store).
+ */
+export interface StagedMove {
+  from: string;
+  stageId: string;
+  to: string;
+  /** true: `to` holds exactly the staged documents afterwards; false: each is inserted, or replaces the document with its id. */
+  replace: boolean;
+  remap?: { field: string; values: Readonly<Record<string, string>> };
+  /** Counters set after the move, in the same step (embedded store: the same transaction). */
+  recounts?: readonly BatchRecount[];
+}
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   collection<T extends Doc = Doc>(name: string): Collection<T>;
@@ -218,6 +251,15 @@ export interface Store {
   syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options?: FieldIndexSync): Promise<void>;
   /** The field indexes that exist now. */
   listFieldIndexes(collection: string): Promise<FieldIndexSpec[]>;
+  /**
+   * Moves a stage into its collection (see StagedMove) and deletes the stage; returns how many
+   * documents were moved. The embedded store does it in one transaction: readers see the old
+   * documents or the new ones. MongoDB records the move first and then runs it server-side
+   * (`$merge`); it is not isolated (readers may see it half done for as long as it runs), and a
+   * move a crash interrupted is run again from the start by `finishPendingBatches` once it is an
+   * hour old (a live move is never raced).
+   */
+  moveStaged(move: StagedMove): Promise<number>;
   close(): Promise<void>;
 }
 

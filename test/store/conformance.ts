@@ -619,6 +619,70 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       }
     });
 
+    describe('scanning and staged moves', () => {
+      const VIEW: JsonView = { spread: 'data', tail: ['createdAt', 'updatedAt', 'expiresAt'], fields: ['resourcePath'] };
+      const record = (n: number, path: string, at: string, extra: Record<string, unknown> = {}) => ({
+        _id: id(n),
+        endpointId: 'e',
+        resourcePath: path,
+        data: { n },
+        createdAt: new Date(at),
+        updatedAt: new Date(at),
+        expiresAt: null,
+        ...extra,
+      });
+
+      it('scanJson reads every match in (orderBy…, _id) order, a page at a time, without expired documents', async () => {
+        const records = store.collection('endpointdatas');
+        await records.insertMany([
+          record(5, '/b', '2026-01-01T00:00:00Z'),
+          record(4, '/a', '2026-01-02T00:00:00Z'),
+          record(3, '/a', '2026-01-01T00:00:00Z'),
+          record(2, '/a', '2026-01-01T00:00:00Z'),
+          record(1, '/b', '2026-01-01T00:00:00Z', { expiresAt: past() }),
+        ]);
+        const pages: string[][] = [];
+        for await (const page of records.scanJson({}, VIEW, { orderBy: ['resourcePath', 'createdAt'], batchSize: 2 })) pages.push(page.map((row) => `${row.fields.resourcePath as string} ${row.fields._id}`));
+        expect(pages).toEqual([
+          [`/a ${id(2)}`, `/a ${id(3)}`],
+          [`/a ${id(4)}`, `/b ${id(5)}`],
+        ]);
+        const rows = [];
+        for await (const page of records.scanJson({ resourcePath: '/a' }, VIEW, { orderBy: ['resourcePath', 'createdAt'] })) rows.push(...page);
+        expect(rows.map((row) => JSON.parse(row.json))).toEqual([
+          { _id: id(2), n: 2, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
+          { _id: id(3), n: 3, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
+          { _id: id(4), n: 4, createdAt: '2026-01-02T00:00:00.000Z', updatedAt: '2026-01-02T00:00:00.000Z' },
+        ]);
+      });
+
+      it('moveStaged moves a stage in (merge: by id; replace: the only documents), remaps a field, recounts, and deletes the stage', async () => {
+        const records = store.collection('endpointdatas');
+        const staging = store.collection('importrecords');
+        await records.insertMany([record(1, '/a', '2026-01-01T00:00:00Z'), record(2, '/a', '2026-01-01T00:00:00Z')]);
+        const staged = (stageId: string, n: number, owner: string) => {
+          const { _id, ...fields } = record(n, '/a', '2026-02-01T00:00:00Z', { endpointId: owner, data: { n, staged: true } });
+          return { ...fields, stageId, targetId: _id, stagedAt: new Date() };
+        };
+        await staging.insertMany([staged('s1', 2, 'POST /a'), staged('s1', 3, 'GET /a'), staged('other', 9, 'x')]);
+        const recounts = [{ collection: 'recordcounts', key: { resourcePath: '/a' }, field: 'count', of: { collection: 'endpointdatas', filter: { resourcePath: '/a' } } }];
+        expect(await store.moveStaged({ from: 'importrecords', stageId: 's1', to: 'endpointdatas', replace: false, remap: { field: 'endpointId', values: { 'POST /a': 'e-post' } }, recounts })).toBe(2);
+        expect(await store.collection('recordcounts').findOne({ resourcePath: '/a' })).toMatchObject({ count: 3 });
+        const merged = await records.find({}, { sort: { _id: 1 } });
+        expect(merged.map((doc) => [doc._id, doc.endpointId, doc.data])).toEqual([
+          [id(1), 'e', { n: 1 }],
+          [id(2), 'e-post', { n: 2, staged: true }],
+          [id(3), 'GET /a', { n: 3, staged: true }],
+        ]);
+        expect(merged[1]).toEqual({ _id: id(2), endpointId: 'e-post', resourcePath: '/a', data: { n: 2, staged: true }, createdAt: '2026-02-01T00:00:00.000Z', updatedAt: '2026-02-01T00:00:00.000Z', expiresAt: null });
+        expect(await staging.count({ stageId: 's1' })).toBe(0);
+
+        expect(await store.moveStaged({ from: 'importrecords', stageId: 'other', to: 'endpointdatas', replace: true })).toBe(1);
+        expect((await records.find({})).map((doc) => doc._id)).toEqual([id(9)]);
+        expect(await staging.count({})).toBe(0);
+      });
+    });
+
     describe('deleting', () => {
       beforeEach(async () => {
         await logs().insertMany([

@@ -1,11 +1,13 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { Option, type Command } from 'commander';
-import type { DynClient, ProjectBundle, ProjectChange, ProjectSummary } from '../client.ts';
+import type { DynClient, ProjectBundle, ProjectChange, ProjectImportResult, ProjectSummary } from '../client.ts';
 import type { CliContext, CommandModule } from '../context.ts';
 import { ApiError, CliError, EXIT, messageOf, usageError } from '../errors.ts';
 import type { Output, Style } from '../output.ts';
 import { ask } from '../prompt.ts';
+import { formatBytes, startProgress, type Progress } from '../progress.ts';
+import { exportJsonLines, importJsonLinesFile, type LineTally } from './project-stream.ts';
 import type { Problem } from '../../project/problem.ts';
 
 /**
@@ -193,37 +195,62 @@ async function noteExtra(context: CliContext, client: DynClient, bundle: Project
 
 // ---- export ---------------------------------------------------------------------------------
 
+type FileFormat = 'yaml' | 'json' | 'jsonl';
+
 interface ExportOptions {
   out?: string;
   data?: boolean;
   settings?: boolean;
-  format?: 'yaml' | 'json';
+  format?: FileFormat;
+  quiet?: boolean;
 }
 
-type Target = { kind: 'stdout'; format: 'yaml' | 'json' } | { kind: 'file'; path: string; format: 'yaml' | 'json' } | { kind: 'dir'; path: string };
+type Target = { kind: 'stdout'; format: FileFormat } | { kind: 'file'; path: string; format: FileFormat } | { kind: 'dir'; path: string };
+
+/** `.jsonl` and `.ndjson` files are JSON Lines, streamed both ways (any size). */
+function formatOfFile(path: string): FileFormat | undefined {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.json') return 'json';
+  if (ext === '.yaml' || ext === '.yml') return 'yaml';
+  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
+  return undefined;
+}
 
 function registerExport(program: Command, context: CliContext): void {
   program
     .command('export')
     .description('export the server\'s definitions (and optionally records and settings): YAML on stdout, a file or a project directory')
-    .option('-o, --out <path>', 'write to a file (.yaml, .yml, .json) or a project directory (a directory, or a path without extension)')
+    .option('-o, --out <path>', 'write to a file (.yaml, .yml, .json, or .jsonl/.ndjson: JSON Lines, streamed) or a project directory (a directory, or a path without extension)')
     .option('--data', 'include the records of every collection (not for a directory)')
     .option('--settings', 'include the system settings (not for a directory)')
-    .addOption(new Option('--format <format>', 'yaml or json (stdout and files; default: yaml, or the file\'s extension)').choices(['yaml', 'json']))
-    .addHelpText('after', '\nExamples:\n  dynctl export > project.yaml\n  dynctl export --out ./project          # one file per definition\n  dynctl export --data --settings --out backup.json')
+    .addOption(new Option('--format <format>', 'yaml, json or jsonl (stdout and files; default: yaml, or the file\'s extension)').choices(['yaml', 'json', 'jsonl']))
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dynctl export > project.yaml\n  dynctl export --out ./project          # one file per definition\n  dynctl export --data --settings --out backup.jsonl   # any size: streamed to the file\n\nWith --data, prefer .jsonl: .yaml and .json files are built in memory (and the server refuses YAML with more than 50,000 records).',
+    )
     .action(async (options: ExportOptions) => {
       const target = exportTarget(options, context.out.json);
       const client = await context.client();
       const started = performance.now();
-      const progress = options.data ? progressLine(context, 'receiving') : undefined;
-      const transfer = progress ? { onDownloadProgress: progress.update } : {};
       const query = { data: options.data ?? false, settings: options.settings ?? false };
       const out = context.out;
+      if (target.kind !== 'dir' && target.format === 'jsonl') {
+        const path = target.kind === 'file' ? target.path : undefined;
+        const tally = await exportJsonLines(context, client, query, path, options.quiet ?? false);
+        const ms = Math.round(performance.now() - started);
+        const counts = countsOfTally(tally, query);
+        out.note(exportedLine(counts, ms));
+        if (path) out.result({ out: path, type: 'file', format: 'jsonl', bytes: tally.bytes, ...counts, durationMs: ms }, () => out.success(`wrote ${path} (${formatBytes(tally.bytes)}, jsonl)`));
+        return;
+      }
+      const progress = options.data && !options.quiet ? progressOf(context, 'receiving') : undefined;
+      const transfer = progress ? { onDownloadProgress: (bytes: number, total: number | undefined) => progress.update({ bytes, ...(total ? { totalBytes: total } : {}) }) } : {};
 
       if (target.kind === 'dir') {
         const bundle = await withProgress(progress, () => client.exportProject(query, transfer));
         const ms = Math.round(performance.now() - started);
-        context.out.note(exportedLine(bundle, ms));
+        context.out.note(exportedLine(countsOf(bundle), ms));
         const { writeProject } = await import('../../project/write.ts');
         const written = writeProject(target.path, bundle, { handlers: 'file' });
         out.result({ out: target.path, type: 'directory', ...countsOf(bundle), durationMs: ms, ...written }, () => {
@@ -245,7 +272,7 @@ function registerExport(program: Command, context: CliContext): void {
         text = `${JSON.stringify(bundle, null, 2)}\n`;
       }
       const ms = Math.round(performance.now() - started);
-      context.out.note(exportedLine(bundle, ms));
+      context.out.note(exportedLine(countsOf(bundle), ms));
       if (target.kind === 'stdout') {
         if (out.json) out.printJson(bundle);
         else process.stdout.write(text);
@@ -269,7 +296,7 @@ function exportTarget(options: ExportOptions, json: boolean): Target {
     if (extra.length > 0) throw usageError(`${extra.join(' and ')} cannot be written to a project directory (${path}); use --out with a .yaml or .json file`);
     return { kind: 'dir', path };
   }
-  const byExtension = ext === '.json' ? 'json' : ext === '.yaml' || ext === '.yml' ? 'yaml' : undefined;
+  const byExtension = formatOfFile(path);
   if (byExtension && options.format && options.format !== byExtension) throw usageError(`--format ${options.format} does not match the file name ${basename(path)}`);
   return { kind: 'file', path, format: byExtension ?? options.format ?? 'yaml' };
 }
@@ -301,8 +328,15 @@ function countsOf(bundle: ProjectBundle): { groups: number; endpoints: number; c
   return { groups: bundle.groups?.length ?? 0, endpoints: bundle.endpoints?.length ?? 0, cronJobs: bundle.cronJobs?.length ?? 0, webhooks: bundle.webhooks?.length ?? 0, records, settings: bundle.settings !== undefined };
 }
 
-function exportedLine(bundle: ProjectBundle, ms: number): string {
-  const c = countsOf(bundle);
+type Counts = ReturnType<typeof countsOf>;
+
+/** What a JSON Lines export held, from its lines (records: null without --data, as for a bundle). */
+function countsOfTally(tally: LineTally, query: { data: boolean; settings: boolean }): Counts {
+  const n = (kind: string): number => tally.kinds.get(kind) ?? 0;
+  return { groups: n('group'), endpoints: n('endpoint'), cronJobs: n('cronJob'), webhooks: n('webhook'), records: query.data ? tally.records : null, settings: n('settings') > 0 };
+}
+
+function exportedLine(c: Counts, ms: number): string {
   const parts = [plural(c.endpoints, 'endpoint'), plural(c.groups, 'group'), ...(c.cronJobs > 0 ? [plural(c.cronJobs, 'cron job')] : []), ...(c.webhooks > 0 ? [plural(c.webhooks, 'webhook')] : []), ...(c.records !== null ? [plural(c.records, 'record')] : []), ...(c.settings ? ['settings'] : [])];
   return `exported ${parts.join(', ')} in ${ms} ms`;
 }
@@ -316,20 +350,29 @@ function registerImport(program: Command, context: CliContext): void {
   program
     .command('import')
     .description('import a bundle file (.yaml, .yml, .json) or a project directory, records and settings included')
-    .argument('<file>', 'a bundle file written by dynctl export, or a project directory')
+    .argument('<file>', 'a bundle file written by dynctl export (.yaml, .yml, .json, or .jsonl/.ndjson: streamed), or a project directory')
     .addOption(new Option('--mode <mode>', 'merge: add and update; replace: also delete what the bundle lacks').choices(['merge', 'replace']).default('merge'))
-    .addHelpText('after', '\nExamples:\n  dynctl import backup.yaml\n  dynctl import backup.json --mode replace   # the server becomes the bundle (records too)')
-    .action(async (file: string, options: { mode: 'merge' | 'replace' }) => {
-      const body = await importBody(context, file);
-      const client = await context.client();
-      const size = 'text' in body ? Buffer.byteLength(body.text) : 0;
-      const progress = size >= BIG_UPLOAD_BYTES ? progressLine(context, 'sending') : undefined;
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText('after', '\nExamples:\n  dynctl import backup.yaml\n  dynctl import backup.jsonl --mode replace   # the server becomes the bundle (records too); any size')
+    .action(async (file: string, options: { mode: 'merge' | 'replace'; quiet?: boolean }) => {
       const started = performance.now();
-      const result = await refusals(context, () =>
-        withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: progress.update } : {}) })),
-      );
+      let result: ProjectImportResult;
+      let size: number;
+      let bundle: ProjectBundle | undefined;
+      const client = await context.client();
+      if (formatOfFile(file) === 'jsonl' && !isDirectory(file)) {
+        ({ result, bytes: size } = await refusals(context, () => importJsonLinesFile(context, client, file, options.mode, options.quiet ?? false)));
+      } else {
+        const body = await importBody(context, file);
+        if (!('text' in body)) bundle = body;
+        size = 'text' in body ? Buffer.byteLength(body.text) : 0;
+        const progress = size >= BIG_UPLOAD_BYTES && !options.quiet ? progressOf(context, 'sending') : undefined;
+        result = await refusals(context, () =>
+          withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: (sent: number, total: number) => progress.update({ bytes: sent, totalBytes: total }) } : {}) })),
+        );
+      }
       const ms = Math.round(performance.now() - started);
-      const title = await changeTitles(client, 'text' in body ? undefined : body, result.changes);
+      const title = await changeTitles(client, bundle, result.changes);
       const out = context.out;
       if (size > 0) out.note(`sent ${formatBytes(size)} in ${ms} ms`);
       out.result(result, () => {
@@ -352,7 +395,7 @@ async function importBody(context: CliContext, file: string): Promise<ProjectBun
   }
   if (directory) return loadOrFail(context, file);
   const ext = extname(file).toLowerCase();
-  if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') throw usageError(`${file}: expected a .yaml, .yml or .json bundle file, or a project directory`);
+  if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') throw usageError(`${file}: expected a .yaml, .yml, .json or .jsonl bundle file, or a project directory`);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -509,37 +552,13 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+/** Bytes of a JSON or YAML transfer on stderr (see progress.ts). */
+function progressOf(context: CliContext, verb: string): Progress {
+  return startProgress({ label: verb, enabled: !context.out.json });
 }
 
-interface Progress {
-  update(bytes: number, total: number | undefined): void;
-  done(): void;
-}
-
-/**
- * A line on stderr, rewritten in place as bytes go by (at most ten times a second); only on a
- * terminal and without --json. Cleared when the transfer ends.
- */
-function progressLine(context: CliContext, verb: string): Progress | undefined {
-  if (!process.stderr.isTTY || context.out.json) return undefined;
-  let last = 0;
-  let shown = false;
-  return {
-    update(bytes, total) {
-      const now = performance.now();
-      if (now - last < 100 && bytes !== total) return;
-      last = now;
-      shown = true;
-      process.stderr.write(`\r\x1b[K${context.out.paint('dim', `${verb} ${formatBytes(bytes)}${total ? ` of ${formatBytes(total)}` : ''}…`, true)}`);
-    },
-    done() {
-      if (shown) process.stderr.write('\r\x1b[K');
-    },
-  };
+function isDirectory(path: string): boolean {
+  return kindOfPath(path) === 'dir';
 }
 
 async function withProgress<T>(progress: Progress | undefined, work: () => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import type { Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { isReservedConcretePath } from '../../model/reserved-paths.ts';
-import { isYamlRequest } from '../bundle-body.ts';
+import { isJsonLinesRequest, isYamlRequest } from '../bundle-body.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -17,8 +17,12 @@ const MAX_DEPTH = 32;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** `rawPaths` read their bodies themselves (MCP answers malformed JSON with a JSON-RPC error). */
-export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[] } = {}) {
+/**
+ * `rawPaths` read their bodies themselves (MCP answers malformed JSON with a JSON-RPC error).
+ * `streamPaths` read a JSON Lines body themselves, as a stream of any size (the project import);
+ * any other body sent to them is parsed here as usual, within the limit.
+ */
+export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[]; streamPaths?: readonly string[] } = {}) {
   const parse = koaBody({
     json: true,
     urlencoded: false,
@@ -39,9 +43,12 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     },
   });
   const rawPaths = new Set(options.rawPaths);
+  const streamPaths = new Set(options.streamPaths);
+  const listed = (paths: Set<string>, path: string): boolean => paths.size > 0 && (paths.has(path) || (path.endsWith('/') && paths.has(path.slice(0, -1))));
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
-    if (rawPaths.size > 0 && (rawPaths.has(ctx.path) || (ctx.path.endsWith('/') && rawPaths.has(ctx.path.slice(0, -1))))) return next();
+    if (listed(rawPaths, ctx.path)) return next();
+    if (listed(streamPaths, ctx.path) && isJsonLinesRequest(ctx)) return next();
     assertJsonType(ctx);
     await parse(ctx as never, async () => {
       inspect((ctx.request as { body?: unknown }).body, 0, '', isReservedConcretePath(ctx.path));

@@ -5,6 +5,7 @@ import { jsonRowOf } from '../json-view.ts';
 import { encodeKeys, encodeSet, unwrapEntries } from './key-codec.ts';
 import { applyBatch, ensureBatchIndexes, finishPendingBatches, type BatchDriver } from './batches.ts';
 import { listFieldIndexes, syncFieldIndexes } from './field-indexes.ts';
+import { finishPendingMoves, moveStaged } from './staged-moves.ts';
 import { assertFieldPath, equalityFields, escapeRegExp, parseFilter, parseSort, validateUpdate, type FilterNode, type Scalar } from '../filter.ts';
 import {
   DuplicateKeyError,
@@ -15,7 +16,10 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type JsonRow,
+  type JsonView,
   type NewDoc,
+  type ScanOptions,
   type Search,
   type Store,
   type Update,
@@ -68,9 +72,13 @@ export async function openMongoStore(url: string): Promise<Store> {
       if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
       return applyBatch(db, batchDriver, batch);
     },
-    finishPendingBatches(minAgeMs) {
-      if (closed) return Promise.resolve(0);
-      return finishPendingBatches(db, batchDriver, minAgeMs);
+    async finishPendingBatches(minAgeMs) {
+      if (closed) return 0;
+      return (await finishPendingBatches(db, batchDriver, minAgeMs)) + (await finishPendingMoves(db, guard, batchDriver.filter, minAgeMs));
+    },
+    moveStaged(move) {
+      if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
+      return moveStaged(db, guard, batchDriver.filter, move);
     },
     async syncFieldIndexes(collection, wanted, options = {}) {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
@@ -245,8 +253,35 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
       return (await cursor.toArray()).map((d) => read(d) as Doc);
     });
 
+  /** A driver cursor in (orderBy…, _id) order, handed out a page at a time; closed when the caller stops. */
+  async function* scanJson(filter: Filter, view: JsonView, options: ScanOptions = {}): AsyncGenerator<JsonRow[]> {
+    if (isClosed()) throw new StoreError('unavailable', 'the store is closed');
+    const orderBy = options.orderBy ?? [];
+    const batchSize = options.batchSize ?? 1000;
+    const scanView: JsonView = { ...view, fields: [...new Set([...(view.fields ?? []), ...orderBy])] };
+    const sort: Document = Object.fromEntries(orderBy.map((field) => [field, 1]));
+    sort._id = 1;
+    const cursor = raw.find(buildFilter(spec, filter)).sort(sort).batchSize(batchSize);
+    try {
+      let page: JsonRow[] = [];
+      for (;;) {
+        const doc = await guard(spec.name, () => cursor.next());
+        if (!doc) break;
+        page.push(jsonRowOf(read(doc) as Doc, scanView));
+        if (page.length >= batchSize) {
+          yield page;
+          page = [];
+        }
+      }
+      if (page.length > 0) yield page;
+    } finally {
+      await cursor.close();
+    }
+  }
+
   return {
     name: spec.name,
+    scanJson,
     insertOne: (doc, options) =>
       g(async () => {
         const stored = encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document;

@@ -21,8 +21,10 @@ import {
   type NewDoc,
   type Page,
   type PageOptions,
+  type ScanOptions,
   type Search,
   type SortSpec,
+  type StagedMove,
   type Store,
   type Update,
   type WriteBatch,
@@ -78,7 +80,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
   // A larger page cache and memory-mapped reads keep hot records in memory while the audit log
   // grows beside them (the default 2 MB cache is churned by log inserts).
   db.exec('PRAGMA cache_size = -65536');
-  db.exec('PRAGMA mmap_size = 268435456');
+  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
 
   const uniqueIndexFields = new Map<string, string[]>();
   const builder = new IndexBuilder(file, busyTimeoutMs);
@@ -158,6 +160,20 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return work();
     } catch (error) {
       throw translateError(collection, error, uniqueFieldsOf);
+    }
+  }
+
+  /**
+   * A bulk read (an export's scan, an import's move) goes through the page cache, not the memory
+   * map: read through the map, every page of a big table would stay resident in this process
+   * (counted in its RSS) and push out the hot records the map is for.
+   */
+  function unmapped<T>(work: () => T): T {
+    db.exec('PRAGMA mmap_size = 0');
+    try {
+      return work();
+    } finally {
+      db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
     }
   }
 
@@ -467,6 +483,40 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return jsonRowOfValues(plan, row);
     };
 
+    /**
+     * One keyset page of a scan: rows after `after` (the last row's order values and id) in
+     * (orderBy…, id) order. A row value comparison, so SQLite walks the matching index as a
+     * range instead of skipping rows the way OFFSET does.
+     */
+    const scanPage = (filter: Filter, view: JsonView, orderBy: readonly string[], after: SqlValue[] | null, limit: number): JsonRow[] => {
+      const keys = [...orderBy.map((field) => layout.fieldExpr(field)), 'id'];
+      const params: SqlValue[] = [];
+      let clause = where(parseFilter(filter), undefined, params);
+      if (after) {
+        clause += ` AND (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})`;
+        params.push(...after);
+      }
+      const tail = ` ORDER BY ${keys.map((key) => `${key} ASC`).join(', ')} LIMIT ${limit}`;
+      if (!layout.servesView(view)) return prepare(`SELECT ${layout.selectList} FROM ${table} WHERE ${clause}${tail}`).all(...params).map((row) => jsonRowOf(layout.fromRow(row), view));
+      const plan = planOf(view);
+      return prepareArrays(`${plan.select}${clause}${tail}`).all(...params).map((row) => jsonRowOfValues(plan, row as unknown as SqlValue[]));
+    };
+    async function* scanJson(filter: Filter, view: JsonView, options: ScanOptions = {}): AsyncGenerator<JsonRow[]> {
+      const orderBy = options.orderBy ?? [];
+      const limit = options.batchSize ?? SCAN_BATCH;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreError('internal', 'batchSize must be a positive integer');
+      const scanView: JsonView = { ...view, fields: [...new Set([...(view.fields ?? []), ...orderBy])] };
+      let after: SqlValue[] | null = null;
+      for (;;) {
+        const page = await run(() => unmapped(() => scanPage(filter, scanView, orderBy, after, limit)));
+        if (page.length === 0) return;
+        yield page;
+        if (page.length < limit) return;
+        const last = page[page.length - 1] as JsonRow;
+        after = [...orderBy.map((field) => (last.fields[field] ?? null) as SqlValue), last.fields._id];
+      }
+    }
+
     const run = <T>(work: () => T): Promise<T> => {
       if (closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'));
       try {
@@ -497,6 +547,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
       findJson: (filter, options, view) => run(() => selectView(filter, options, view)),
       findJsonById: (id, view) => run(() => (typeof id === 'string' ? selectViewById(id, view) : null)),
+      scanJson,
       findPage: (filter, options: PageOptions) =>
         run((): Page<Doc> => {
           const items = selectRows(filter, { ...options, skip: (options.page - 1) * options.limit, limit: options.limit });
@@ -575,6 +626,27 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     async finishPendingBatches(): Promise<number> {
       return 0; // batches commit in one transaction: none is ever left half done
     },
+    // One transaction: readers on any connection see the old documents or all of the new ones.
+    async moveStaged(move: StagedMove): Promise<number> {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      const { sql, params } = moveSql(move);
+      for (const recount of move.recounts ?? []) {
+        collectionSpec(recount.collection);
+        collectionSpec(recount.of.collection);
+      }
+      return unmapped(() =>
+        inTransaction(move.to, () => {
+          if (move.replace) db.exec(`DELETE FROM "${move.to}"`);
+          const moved = Number(db.prepare(sql).run(...params, move.stageId).changes);
+          db.prepare(`DELETE FROM "${move.from}" WHERE "stageId" = ?`).run(move.stageId);
+          for (const recount of move.recounts ?? []) {
+            const count = batchOpsOf(recount.of.collection).count(recount.of.filter);
+            applyCounter({ collection: recount.collection, key: recount.key, inc: {}, set: { [recount.field]: count } });
+          }
+          return moved;
+        }),
+      );
+    },
     async sweepExpired(): Promise<number> {
       while (builder.writesWait) await builder.writesWait;
       if (closed) return 0;
@@ -642,6 +714,28 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
 }
 
 const MAX_CACHED_STATEMENTS = 500;
+/** Reads of the database file are memory-mapped up to this size (hot records stay in memory). */
+const MMAP_BYTES = 268435456;
+const SCAN_BATCH = 1000;
+const STAGE_FIELDS = ['stageId', 'targetId', 'stagedAt'];
+
+/** `INSERT OR REPLACE INTO <to> … SELECT … FROM <from> WHERE stageId = ?`, the remap as a CASE; params before the stage id. */
+function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
+  const from = layoutOf(collectionSpec(move.from));
+  const to = layoutOf(collectionSpec(move.to));
+  const missing = [...to.columns, ...STAGE_FIELDS].filter((column) => !from.columns.includes(column));
+  if (missing.length > 0) throw new StoreError('internal', `${move.from} cannot stage ${move.to}: it lacks the columns ${missing.join(', ')}`);
+  if (move.remap && !to.columns.includes(move.remap.field)) throw new StoreError('internal', `${move.to}.${move.remap.field} is not a column: it cannot be remapped`);
+  const params: SqlValue[] = [];
+  const values = to.columns.map((column) => {
+    const entries = move.remap?.field === column ? Object.entries(move.remap.values) : [];
+    if (entries.length === 0) return `"${column}"`;
+    for (const [key, value] of entries) params.push(key, value);
+    return `CASE "${column}" ${entries.map(() => 'WHEN ? THEN ?').join(' ')} ELSE "${column}" END`;
+  });
+  const sql = `INSERT OR REPLACE INTO "${move.to}" (id, doc, ${to.columns.map((c) => `"${c}"`).join(', ')}) SELECT "targetId", doc, ${values.join(', ')} FROM "${move.from}" WHERE "stageId" = ?`;
+  return { sql, params };
+}
 
 /**
  * How many matches of a range make the scope's own order the better read for a page sorted by
