@@ -1,5 +1,6 @@
 import { badRequest, type ErrorDetail } from '../lib/errors.ts';
-import { compileSchema, describeError, fieldJsonSchema, joinPath } from './field-types/compile.ts';
+import type { ValidateFunction } from 'ajv';
+import { compileSchema, describeError, fieldJsonSchema, joinPath, sharedValidator } from './field-types/compile.ts';
 import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldTypeOf, type EndpointSchema, type FieldDef, type FieldReference, type FieldType, type JsonSchema } from './field-types/index.ts';
 
 /**
@@ -129,7 +130,7 @@ export function validateEndpointSchema(schema: unknown): EndpointSchema {
 
 /** A default must be a valid value for its field, once the defaults of its own children are applied. */
 function defaultValueProblems(def: FieldDef, path: string): ErrorDetail[] {
-  const validate = compileSchema(fieldJsonSchema(def));
+  const validate = sharedValidator(fieldJsonSchema(def));
   if (validate(withFieldDefaults(def, def.defaultValue))) return [];
   return (validate.errors ?? []).map((error) => describeError(error, path, (parent) => `is not a field of ${parent}`));
 }
@@ -154,10 +155,17 @@ export interface CompiledRecordSchema {
 
 const unknownField = (parent: string): string => (parent ? `is not a field of ${parent}` : 'is not a field of this endpoint');
 
-/** Compiles a schema that passed validateEndpointSchema. Call once per definition revision, never per request. */
-export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchema {
-  // The only ajv compilation. validate() below runs this function and compiles nothing.
-  const check = compileSchema(fieldJsonSchema({ type: 'object', children: schema }));
+/**
+ * Compiles a schema that passed validateEndpointSchema. Call once per definition revision, never
+ * per request. Cheap: the ajv validator is compiled on the first validate() (sharedValidator), so
+ * a server with thousands of definitions starts without compiling any and holds the validators of
+ * those that are written to. `eager` compiles it now, so a schema ajv refuses throws here (saves
+ * are checked this way).
+ */
+export function compileRecordSchema(schema: EndpointSchema, options: { eager?: boolean } = {}): CompiledRecordSchema {
+  // The JSON Schema is built now (cheap, and an unknown field type fails here, not on a request).
+  const jsonSchema = fieldJsonSchema({ type: 'object', children: schema });
+  let check: ValidateFunction | null = options.eager ? sharedValidator(jsonSchema) : null;
   const referenceFields: ReferenceField[] = [];
   for (const [field, def] of Object.entries(schema)) {
     const reference = referenceOf(def);
@@ -171,6 +179,7 @@ export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchem
     applyDefaults: ((data: unknown) => withDefaults(schema, data)) as CompiledRecordSchema['applyDefaults'],
     validate(data) {
       if (!isPlainObject(data)) throw badRequest('Invalid record: the body must be a JSON object', [{ field: '', message: 'must be a JSON object' }]);
+      check ??= sharedValidator(jsonSchema);
       const details = check(data) ? [] : (check.errors ?? []).map((error) => describeError(error, '', unknownField));
       for (const detail of forbiddenKeys(data, schema)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
       const first = details[0];

@@ -15,7 +15,7 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import type { EndpointSchema } from '../model/record-schema.ts';
+import { compileRecordSchema, type EndpointSchema } from '../model/record-schema.ts';
 import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, schemaToWire, type ReferenceTargetOf } from '../model/schema-wire.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
@@ -366,6 +366,9 @@ export class EndpointsService {
     }
     const [first] = problems;
     if (first || !schema) throw badRequest(first?.message ?? 'Invalid schema', problems.flatMap((problem) => problem.details));
+    // Served definitions compile their validators on first use; a save compiles it now, so a
+    // schema the validator cannot take is refused here rather than on a write.
+    compileRecordSchema(schema, { eager: true });
     const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
     refuse(checkHandlerCode(handler));
     const now = new Date();
