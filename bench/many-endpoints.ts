@@ -129,7 +129,7 @@ interface Seeded {
 }
 
 /** Seeds `count` definitions (pairs of GET and POST per path) straight into the store. */
-async function seedDefinitions(dataDir: string, count: number): Promise<Seeded> {
+export async function seedDefinitions(dataDir: string, count: number): Promise<Seeded> {
   const started = performance.now();
   const store = await openStore({ databaseUrl: undefined, dataDir });
   try {

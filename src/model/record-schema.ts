@@ -163,9 +163,11 @@ const unknownField = (parent: string): string => (parent ? `is not a field of ${
  * are checked this way).
  */
 export function compileRecordSchema(schema: EndpointSchema, options: { eager?: boolean } = {}): CompiledRecordSchema {
-  // The JSON Schema is built now (cheap, and an unknown field type fails here, not on a request).
-  const jsonSchema = fieldJsonSchema({ type: 'object', children: schema });
-  let check: ValidateFunction | null = options.eager ? sharedValidator(jsonSchema) : null;
+  // A field type this version does not know (a store written by a newer one) fails here, so the
+  // definition is left out of the routes rather than failing its writes.
+  assertKnownTypes(schema);
+  const compile = (): ValidateFunction => sharedValidator(fieldJsonSchema({ type: 'object', children: schema }));
+  let check: ValidateFunction | null = options.eager ? compile() : null;
   const referenceFields: ReferenceField[] = [];
   for (const [field, def] of Object.entries(schema)) {
     const reference = referenceOf(def);
@@ -179,7 +181,7 @@ export function compileRecordSchema(schema: EndpointSchema, options: { eager?: b
     applyDefaults: ((data: unknown) => withDefaults(schema, data)) as CompiledRecordSchema['applyDefaults'],
     validate(data) {
       if (!isPlainObject(data)) throw badRequest('Invalid record: the body must be a JSON object', [{ field: '', message: 'must be a JSON object' }]);
-      check ??= sharedValidator(jsonSchema);
+      check ??= compile();
       const details = check(data) ? [] : (check.errors ?? []).map((error) => describeError(error, '', unknownField));
       for (const detail of forbiddenKeys(data, schema)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
       const first = details[0];
@@ -188,6 +190,18 @@ export function compileRecordSchema(schema: EndpointSchema, options: { eager?: b
     },
     keyProblems: (data) => forbiddenKeys(data, schema),
   };
+}
+
+function assertKnownTypes(fields: EndpointSchema): void {
+  const stack: FieldDef[] = Object.values(fields);
+  for (let def = stack.pop(); def; def = stack.pop()) {
+    const type = fieldTypeOf(def.type);
+    if (!type) throw new Error(`Unknown field type ${JSON.stringify(def.type)}: validate schemas before compiling them`);
+    const children = type.children?.(def);
+    if (children) stack.push(...Object.values(children));
+    const item = type.item?.(def);
+    if (item) stack.push(item);
+  }
 }
 
 function referenceOf(def: FieldDef): FieldReference | undefined {

@@ -32,14 +32,21 @@ function literalCount(pattern: PathPattern): number {
   return pattern.segments.filter((s) => 'literal' in s).length;
 }
 
+/**
+ * A definition's compiled parts. `reuse` is its previous compilation: at the same revision its
+ * pattern and schema are taken over as they are (a rebuild after one change compiles one
+ * definition); the network policy is always made anew, as it follows the group's rules too.
+ */
 export function compileEndpoint(doc: EndpointDoc, group: EndpointGroupDoc | undefined, reuse?: CompiledEndpoint): CompiledEndpoint {
+  const network = compileNetworkPolicy(effectiveRules(doc.networkAccess, doc.inheritGroupNetworkAccess, group?.networkAccess));
+  if (reuse && reuse.doc.revision === doc.revision) return { doc, pattern: reuse.pattern, aliases: reuse.aliases, schema: reuse.schema, network };
   const pattern = parsePathPattern(doc.path);
   return {
     doc,
     pattern,
     aliases: doc.apiVersion ? [parsePathPattern(versionedPath(pattern.path, doc.apiVersion))] : [],
-    schema: reuse && reuse.doc.revision === doc.revision ? reuse.schema : compileRecordSchema(doc.schema as never),
-    network: compileNetworkPolicy(effectiveRules(doc.networkAccess, doc.inheritGroupNetworkAccess, group?.networkAccess)),
+    schema: compileRecordSchema(doc.schema as never),
+    network,
   };
 }
 
@@ -131,7 +138,8 @@ export class RouteTable {
   constructor(endpoints: readonly CompiledEndpoint[]) {
     this.endpoints = endpoints;
     // A stable sort: among equally literal patterns the store's order decides, as it always has.
-    const ranked = [...endpoints].sort((a, b) => literalCount(b.pattern) - literalCount(a.pattern));
+    const literals = new Map(endpoints.map((e) => [e, literalCount(e.pattern)]));
+    const ranked = [...endpoints].sort((a, b) => (literals.get(b) as number) - (literals.get(a) as number));
     ranked.forEach((endpoint, rank) => {
       const method = endpoint.doc.method;
       let root = this.tries.get(method);

@@ -1,6 +1,6 @@
 import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
+import { parsePathPattern, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import {
@@ -398,8 +398,11 @@ export class EndpointsService {
 
   /** A path may not equal another definition's versioned alias (or the reverse) for one method. */
   private async assertNoVersionClash(path: string, method: HttpMethod, apiVersion: string | null, selfId: string | null): Promise<void> {
-    const others = (await this.endpoints.find({ method })).filter((e) => e._id !== selfId);
     const mine = [path, ...(apiVersion ? [versionedPath(path, apiVersion)] : [])];
+    // Only definitions whose path is one of mine or whose alias could be are read (the
+    // path index), so a save costs the same with 10 definitions or 10,000.
+    const candidates = [...new Set([...mine.slice(1), ...mine.flatMap(unversionedPaths)])];
+    const others = candidates.length === 0 ? [] : (await this.endpoints.find({ method, path: { $in: candidates } })).filter((e) => e._id !== selfId);
     for (const other of others) {
       const theirs = [other.path, ...(other.apiVersion ? [versionedPath(other.path, other.apiVersion)] : [])];
       const clash = mine.find((p, i) => theirs.some((q, j) => p === q && (i > 0 || j > 0)));
