@@ -19,7 +19,10 @@ const ajv = new Ajv({
   ownProperties: true,
   verbose: true,
   // Administrators' patterns run on RE2, in time linear in the input (see lib/safe-pattern.ts).
-  code: { regExp: patternEngine },
+  // No optimising pass over the generated code: it halves the time and the garbage of a compile
+  // (a tenant with thousands of definitions compiles thousands of validators) for a validation
+  // that stays well under a microsecond slower.
+  code: { regExp: patternEngine, optimize: false },
 });
 ajv.addKeyword({ keyword: 'fieldType', schemaType: 'string' });
 for (const type of Object.values(FIELD_TYPES) as FieldType[]) {
