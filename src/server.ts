@@ -142,6 +142,8 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   }
   // Deliveries queued before a restart (or by another instance) are picked up from here on.
   webhookDispatcher.start();
+  // The route table is built before listening, so the first request does not wait for it.
+  await engine.table();
   const housekeeping = startHousekeeping(services);
   const app = createApp(services);
   const server: Server = createServer(app.callback());
