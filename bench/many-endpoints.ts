@@ -246,7 +246,7 @@ async function timed(url: string, method: string, path: string, token: string, b
 
 // ---------------------------------------------------------------- wrk
 
-function writeCallsScript(dir: string, calls: readonly BenchCall[]): string {
+export function writeCallsScript(dir: string, calls: readonly BenchCall[]): string {
   const file = join(dir, 'calls.tsv');
   writeFileSync(file, calls.map((c) => `${c.method}\t${c.path}\t${c.body}`).join('\n') + '\n');
   const script = join(dir, 'many-endpoints.lua');
