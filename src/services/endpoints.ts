@@ -16,7 +16,7 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import { compileRecordSchema, type EndpointSchema } from '../model/record-schema.ts';
+import { compileRecordSchema, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
 import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, schemaToWire, type ReferenceTargetOf } from '../model/schema-wire.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
@@ -191,7 +191,9 @@ export class EndpointsService {
    * schema has references (for their `refEndpointId`).
    */
   async present(docs: readonly EndpointDoc[]): Promise<Array<Record<string, unknown>>> {
-    const targetOf = docs.some((doc) => hasReferences(doc.schema as EndpointSchema)) ? referenceTargets(await this.all()) : () => null;
+    const targets = [...new Set(docs.filter((doc) => hasReferences(doc.schema as EndpointSchema)).flatMap((doc) => referencedPaths(doc.schema as EndpointSchema)))];
+    // Only the definitions on the referenced paths are read (the path index), not every one.
+    const targetOf = targets.length > 0 ? referenceTargets(await this.endpoints.find({ path: { $in: targets } })) : () => null;
     return docs.map((doc) => publicEndpoint(doc, targetOf));
   }
 
@@ -343,7 +345,8 @@ export class EndpointsService {
     if (typeof given !== 'object' || given === null) {
       throw badRequest('Invalid schema: schema must be an array of fields', [{ field: 'schema', message: 'must be an array of fields (or an object of field definitions)' }]);
     }
-    const paths = mentionsEndpointIds(given) ? new Map((await this.all()).map((e) => [e._id, e.path])) : new Map<string, string>();
+    const ids = mentionsEndpointIds(given) ? mentionedIds(given).filter(isId) : [];
+    const paths = new Map(ids.length > 0 ? (await this.endpoints.find({ _id: { $in: ids } })).map((e) => [e._id, e.path]) : []);
     const { schema, problems } = schemaFromWire(given, (id) => paths.get(id));
     const first = problems[0];
     if (first) throw badRequest(`Invalid schema: ${first.field} ${first.message}`, problems);
@@ -445,6 +448,28 @@ export class EndpointsService {
     this.events.emit('records.moved', { endpointId: current._id, from: current.path, to: to.path, count: move.writes.length });
     return this.endpoints.findById(current._id);
   }
+}
+
+/** The paths a stored schema's reference fields point to, at any level. */
+function referencedPaths(schema: EndpointSchema): string[] {
+  const found: string[] = [];
+  const visit = (def: FieldDef | undefined): void => {
+    if (def === undefined) return;
+    if (typeof def.ref === 'string') found.push(def.ref);
+    visit(def.items as FieldDef | undefined);
+    if (typeof def.children === 'object' && def.children !== null) Object.values(def.children as EndpointSchema).forEach(visit);
+  };
+  Object.values(schema).forEach(visit);
+  return found;
+}
+
+/** Every `refEndpointId` string in an input schema (either form), however deep: at most 64 levels. */
+function mentionedIds(value: unknown, depth = 0, found: string[] = []): string[] {
+  if (typeof value !== 'object' || value === null || depth > 64) return found;
+  const ref = (value as { refEndpointId?: unknown }).refEndpointId;
+  if (!Array.isArray(value) && Object.hasOwn(value, 'refEndpointId') && typeof ref === 'string') found.push(ref);
+  for (const inner of Object.values(value)) mentionedIds(inner, depth + 1, found);
+  return found;
 }
 
 function definitionInput(doc: EndpointDoc): EndpointInput {
