@@ -147,6 +147,8 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   }
   // Deliveries queued before a restart (or by another instance) are picked up from here on.
   webhookDispatcher.start();
+  // The route table is built before listening, so the first request does not wait for it.
+  await engine.table();
   const housekeeping = startHousekeeping(services);
   const server: Server = createServer(createRequestListener(services));
   server.requestTimeout = 60_000;

@@ -1,7 +1,8 @@
 // Serves the OpenAPI document without building it per request: one document per route table
 // (a new table is built whenever a definition or an endpoint group changes) and per audience —
 // everyone (the public document) or the set of endpoints a caller may call. Documents are kept
-// as JSON text, ready to send; a few dozen audiences per table at most.
+// as UTF-8 JSON, ready to send; a few dozen audiences per table at most, and at most
+// MAX_CACHED_BYTES in all (a document of 10,000 endpoints is tens of megabytes).
 import { createHash } from 'node:crypto';
 import type { Principal } from '../model/principal.ts';
 import { accessDenial } from '../runtime/access.ts';
@@ -19,10 +20,11 @@ export type Audience = { everyone: true } | { principal: Principal };
 
 interface TableDocs {
   groups: Promise<ReadonlyMap<string, { name: string; description: string; order: number }>>;
-  documents: Map<string, string>;
+  documents: Map<string, Buffer>;
 }
 
 const MAX_AUDIENCES = 50;
+const MAX_CACHED_BYTES = 64 * 2 ** 20;
 
 export class OpenApiDocs {
   private readonly byTable = new WeakMap<RouteTable, TableDocs>();
@@ -34,6 +36,11 @@ export class OpenApiDocs {
 
   /** The document as JSON text. */
   async json(audience: Audience, version: OpenApiVersion = '3.0'): Promise<string> {
+    return (await this.bytes(audience, version)).toString('utf8');
+  }
+
+  /** The document as UTF-8 JSON, as it is sent (no encoding per request). */
+  async bytes(audience: Audience, version: OpenApiVersion = '3.0'): Promise<Buffer> {
     const table = await this.deps.engine.table();
     let docs = this.byTable.get(table);
     if (!docs) {
@@ -52,10 +59,16 @@ export class OpenApiDocs {
     const document = buildOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups });
     // 3.1 reads the same document: it uses no construct whose meaning changed between the two.
     if (version === '3.1') document.openapi = '3.1.0';
-    const text = JSON.stringify(document);
-    if (docs.documents.size >= MAX_AUDIENCES) docs.documents.delete(docs.documents.keys().next().value as string);
-    docs.documents.set(key, text);
-    return text;
+    const bytes = Buffer.from(JSON.stringify(document), 'utf8');
+    docs.documents.set(key, bytes);
+    // The oldest go first; the one just built always stays.
+    let total = [...docs.documents.values()].reduce((sum, b) => sum + b.length, 0);
+    for (const [oldKey, old] of docs.documents) {
+      if (oldKey === key || (docs.documents.size <= MAX_AUDIENCES && total <= MAX_CACHED_BYTES)) break;
+      docs.documents.delete(oldKey);
+      total -= old.length;
+    }
+    return bytes;
   }
 }
 

@@ -75,3 +75,18 @@ export function versionedPath(path: string, version: string): string {
   if (path === '/api' || path.startsWith('/api/')) return `/api/${version}${path.slice(4)}`;
   return path === '/' ? `/${version}` : `/${version}${path}`;
 }
+
+/**
+ * The paths whose versioned alias (versionedPath) this path is: `/api/v1/shop/items` →
+ * `/api/shop/items`, `/v1/orders` → `/orders`. Lets a clash check ask the store for the few
+ * definitions that could clash instead of reading them all.
+ */
+export function unversionedPaths(path: string): string[] {
+  const api = /^\/api\/(v[0-9]{1,4})(\/.*)?$/.exec(path);
+  const top = /^\/(v[0-9]{1,4})(\/.*)?$/.exec(path);
+  const candidates = [
+    ...(api ? [{ base: `/api${api[2] ?? ''}`, version: api[1] as string }] : []),
+    ...(top ? [{ base: top[2] ?? '/', version: top[1] as string }] : []),
+  ];
+  return candidates.filter((c) => versionedPath(c.base, c.version) === path).map((c) => c.base);
+}

@@ -30,7 +30,8 @@ export interface McpDeps {
 
 // Params are checked in the handlers (or by the SDK's tools/call wrapper): the SDK's own request
 // schemas would report malformed params as an internal error rather than as invalid params.
-// The list methods take only a paging cursor, which is ignored (every list fits in one page).
+// The list methods take only a paging cursor: tools/list pages by TOOLS_PER_PAGE (a tenant with
+// thousands of endpoints would otherwise answer megabytes at once); resources/list has one page.
 const loose = <M extends string>(method: M) => z.object({ method: z.literal(method), params: z.unknown().optional() });
 const ListTools = loose('tools/list');
 const CallToolLoose = loose('tools/call');
@@ -43,9 +44,12 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: 'Each tool calls one dynamic endpoint of this dyn service as the authenticated caller. The OpenAPI document is the resource openapi://dyn/openapi.json.' },
   );
 
-  server.setRequestHandler(ListTools, async () => {
+  server.setRequestHandler(ListTools, async (request) => {
+    const start = readCursor(request.params);
     const tools = toolsFor(await deps.engine.table(), caller.principal);
-    return { tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) };
+    const page = tools.slice(start, start + TOOLS_PER_PAGE);
+    const next = start + TOOLS_PER_PAGE < tools.length ? cursorOf(start + TOOLS_PER_PAGE) : undefined;
+    return { tools: page.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })), ...(next ? { nextCursor: next } : {}) };
   });
 
   server.setRequestHandler(CallToolLoose, async (raw) => {
@@ -78,6 +82,28 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
   });
 
   return server;
+}
+
+/** Tools per tools/list page (a few hundred kilobytes of descriptions and input schemas). */
+export const TOOLS_PER_PAGE = 500;
+
+/**
+ * Cursors are opaque to clients (MCP): here the offset of the next page in the caller's list,
+ * which is in creation order, so definitions added meanwhile come at the end.
+ */
+const cursorOf = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString('base64url');
+
+function readCursor(params: unknown): number {
+  const cursor = (params as { cursor?: unknown } | undefined)?.cursor;
+  if (cursor === undefined) return 0;
+  let offset: unknown;
+  try {
+    offset = typeof cursor === 'string' ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { offset?: unknown }).offset : undefined;
+  } catch {
+    offset = undefined;
+  }
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new McpError(INVALID_PARAMS, 'Invalid params: cursor is not one this server gave');
+  return offset;
 }
 
 const ARGUMENT_KEYS = ['params', 'id', 'query', 'body'];

@@ -1,5 +1,6 @@
 import { badRequest, type ErrorDetail } from '../lib/errors.ts';
-import { compileSchema, describeError, fieldJsonSchema, joinPath } from './field-types/compile.ts';
+import type { ValidateFunction } from 'ajv';
+import { compileSchema, describeError, fieldJsonSchema, joinPath, sharedValidator } from './field-types/compile.ts';
 import { FIELD_TYPE_NAMES, FIELD_TYPES, fieldTypeOf, type EndpointSchema, type FieldDef, type FieldReference, type FieldType, type JsonSchema } from './field-types/index.ts';
 
 /**
@@ -154,7 +155,7 @@ function indexProblems(def: Record<string, unknown>, type: FieldType, path: stri
 
 /** A default must be a valid value for its field, once the defaults of its own children are applied. */
 function defaultValueProblems(def: FieldDef, path: string): ErrorDetail[] {
-  const validate = compileSchema(fieldJsonSchema(def));
+  const validate = sharedValidator(fieldJsonSchema(def));
   if (validate(withFieldDefaults(def, def.defaultValue))) return [];
   return (validate.errors ?? []).map((error) => describeError(error, path, (parent) => `is not a field of ${parent}`));
 }
@@ -179,10 +180,19 @@ export interface CompiledRecordSchema {
 
 const unknownField = (parent: string): string => (parent ? `is not a field of ${parent}` : 'is not a field of this endpoint');
 
-/** Compiles a schema that passed validateEndpointSchema. Call once per definition revision, never per request. */
-export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchema {
-  // The only ajv compilation. validate() below runs this function and compiles nothing.
-  const check = compileSchema(fieldJsonSchema({ type: 'object', children: schema }));
+/**
+ * Compiles a schema that passed validateEndpointSchema. Call once per definition revision, never
+ * per request. Cheap: the ajv validator is compiled on the first validate() (sharedValidator), so
+ * a server with thousands of definitions starts without compiling any and holds the validators of
+ * those that are written to. `eager` compiles it now, so a schema ajv refuses throws here (saves
+ * are checked this way).
+ */
+export function compileRecordSchema(schema: EndpointSchema, options: { eager?: boolean } = {}): CompiledRecordSchema {
+  // A field type this version does not know (a store written by a newer one) fails here, so the
+  // definition is left out of the routes rather than failing its writes.
+  assertKnownTypes(schema);
+  const compile = (): ValidateFunction => sharedValidator(fieldJsonSchema({ type: 'object', children: schema }));
+  let check: ValidateFunction | null = options.eager ? compile() : null;
   const referenceFields: ReferenceField[] = [];
   for (const [field, def] of Object.entries(schema)) {
     const reference = referenceOf(def);
@@ -196,6 +206,7 @@ export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchem
     applyDefaults: ((data: unknown) => withDefaults(schema, data)) as CompiledRecordSchema['applyDefaults'],
     validate(data) {
       if (!isPlainObject(data)) throw badRequest('Invalid record: the body must be a JSON object', [{ field: '', message: 'must be a JSON object' }]);
+      check ??= compile();
       const details = check(data) ? [] : (check.errors ?? []).map((error) => describeError(error, '', unknownField));
       for (const detail of forbiddenKeys(data, schema)) if (!details.some((known) => known.field === detail.field)) details.push(detail);
       const first = details[0];
@@ -204,6 +215,18 @@ export function compileRecordSchema(schema: EndpointSchema): CompiledRecordSchem
     },
     keyProblems: (data) => forbiddenKeys(data, schema),
   };
+}
+
+function assertKnownTypes(fields: EndpointSchema): void {
+  const stack: FieldDef[] = Object.values(fields);
+  for (let def = stack.pop(); def; def = stack.pop()) {
+    const type = fieldTypeOf(def.type);
+    if (!type) throw new Error(`Unknown field type ${JSON.stringify(def.type)}: validate schemas before compiling them`);
+    const children = type.children?.(def);
+    if (children) stack.push(...Object.values(children));
+    const item = type.item?.(def);
+    if (item) stack.push(item);
+  }
 }
 
 function referenceOf(def: FieldDef): FieldReference | undefined {

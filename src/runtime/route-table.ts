@@ -32,14 +32,21 @@ function literalCount(pattern: PathPattern): number {
   return pattern.segments.filter((s) => 'literal' in s).length;
 }
 
+/**
+ * A definition's compiled parts. `reuse` is its previous compilation: at the same revision its
+ * pattern and schema are taken over as they are (a rebuild after one change compiles one
+ * definition); the network policy is always made anew, as it follows the group's rules too.
+ */
 export function compileEndpoint(doc: EndpointDoc, group: EndpointGroupDoc | undefined, reuse?: CompiledEndpoint): CompiledEndpoint {
+  const network = compileNetworkPolicy(effectiveRules(doc.networkAccess, doc.inheritGroupNetworkAccess, group?.networkAccess));
+  if (reuse && reuse.doc.revision === doc.revision) return { doc, pattern: reuse.pattern, aliases: reuse.aliases, schema: reuse.schema, network };
   const pattern = parsePathPattern(doc.path);
   return {
     doc,
     pattern,
     aliases: doc.apiVersion ? [parsePathPattern(versionedPath(pattern.path, doc.apiVersion))] : [],
-    schema: reuse && reuse.doc.revision === doc.revision ? reuse.schema : compileRecordSchema(doc.schema as never),
-    network: compileNetworkPolicy(effectiveRules(doc.networkAccess, doc.inheritGroupNetworkAccess, group?.networkAccess)),
+    schema: compileRecordSchema(doc.schema as never),
+    network,
   };
 }
 
@@ -57,20 +64,94 @@ export function directMatch(endpoint: CompiledEndpoint, values: Record<string, s
   return { match: { endpoint, params, id: recordId ?? null }, path };
 }
 
+/** One pattern of a definition (its path, or its versioned alias) where it ends in the trie. */
+interface Route {
+  endpoint: CompiledEndpoint;
+  pattern: PathPattern;
+  /**
+   * Precedence, lower wins: the definition's place in the order of more literal segments first
+   * (then the order the store listed them in), times two, plus one for the versioned alias.
+   */
+  order: number;
+}
+
+/** A segment trie node: literal children by segment, one child for any `:param`. */
+interface TrieNode {
+  literals: Map<string, TrieNode> | null;
+  param: TrieNode | null;
+  /** The routes whose pattern ends here, best first. */
+  routes: Route[];
+}
+
+/** The best routes met so far: patterns as long as the path, and one segment shorter. */
+interface Found {
+  collection: Route | null;
+  item: Route | null;
+}
+
+/** Visits every node the path's segments lead to, at each step by literal and by `:param`. */
+function walk(node: TrieNode, parts: readonly string[], depth: number, found: Found): void {
+  const best = node.routes[0];
+  if (depth === parts.length) {
+    if (best && (!found.collection || best.order < found.collection.order)) found.collection = best;
+    return;
+  }
+  if (depth === parts.length - 1 && best && (!found.item || best.order < found.item.order)) found.item = best;
+  const literal = node.literals?.get(parts[depth] as string);
+  if (literal) walk(literal, parts, depth + 1, found);
+  if (node.param) walk(node.param, parts, depth + 1, found);
+}
+
+const newNode = (): TrieNode => ({ literals: null, param: null, routes: [] });
+
+function insert(root: TrieNode, route: Route): void {
+  let node = root;
+  for (const segment of route.pattern.segments) {
+    if ('literal' in segment) {
+      node.literals ??= new Map();
+      let next = node.literals.get(segment.literal);
+      if (!next) node.literals.set(segment.literal, (next = newNode()));
+      node = next;
+    } else {
+      node = node.param ??= newNode();
+    }
+  }
+  // Routes are inserted in precedence order, so the first at a node is its best.
+  node.routes.push(route);
+}
+
+/**
+ * Routing by a segment trie per method: a lookup walks the request's segments (literal child and
+ * `:param` child at each step), so its cost grows with the path's length and the overlap of the
+ * patterns it meets, not with the number of definitions. The precedence is the one a linear scan
+ * over the definitions in `order` gives: the best collection match (pattern as long as the path),
+ * else the best item match (pattern one segment shorter: `P/:id`).
+ */
 export class RouteTable {
-  private readonly byMethod = new Map<HttpMethod, CompiledEndpoint[]>();
+  private readonly tries = new Map<HttpMethod, TrieNode>();
   private readonly byId = new Map<string, CompiledEndpoint>();
+  /** Collection path → its first enabled GET definition (populate's read check). */
+  private readonly readers = new Map<string, CompiledEndpoint>();
+  private readonly expiring = new Set<string>();
   readonly endpoints: readonly CompiledEndpoint[];
 
   constructor(endpoints: readonly CompiledEndpoint[]) {
     this.endpoints = endpoints;
+    // A stable sort: among equally literal patterns the store's order decides, as it always has.
+    const literals = new Map(endpoints.map((e) => [e, literalCount(e.pattern)]));
+    const ranked = [...endpoints].sort((a, b) => (literals.get(b) as number) - (literals.get(a) as number));
+    ranked.forEach((endpoint, rank) => {
+      const method = endpoint.doc.method;
+      let root = this.tries.get(method);
+      if (!root) this.tries.set(method, (root = newNode()));
+      insert(root, { endpoint, pattern: endpoint.pattern, order: rank * 2 });
+      for (const alias of endpoint.aliases) insert(root, { endpoint, pattern: alias, order: rank * 2 + 1 });
+      if (method === 'GET' && !this.readers.has(endpoint.pattern.path)) this.readers.set(endpoint.pattern.path, endpoint);
+    });
     for (const endpoint of endpoints) {
       this.byId.set(endpoint.doc._id, endpoint);
-      const list = this.byMethod.get(endpoint.doc.method) ?? [];
-      list.push(endpoint);
-      this.byMethod.set(endpoint.doc.method, list);
+      if (endpoint.doc.retentionDays !== null) this.expiring.add(endpoint.pattern.path);
     }
-    for (const list of this.byMethod.values()) list.sort((a, b) => literalCount(b.pattern) - literalCount(a.pattern));
   }
 
   /** The served definition with this id, if any. */
@@ -79,27 +160,20 @@ export class RouteTable {
   }
 
   lookup(method: string, path: string): RouteMatch | null {
-    const candidates = this.byMethod.get(method.toUpperCase() as HttpMethod);
-    if (!candidates) return null;
+    const root = this.tries.get(method.toUpperCase() as HttpMethod);
+    if (!root) return null;
     let parts: string[];
     try {
       parts = splitPath(path).map(decodeURIComponent);
     } catch {
       return null; // malformed percent-encoding matches nothing
     }
-    let item: RouteMatch | null = null;
-    for (const endpoint of candidates) {
-      // Aliases carry the same parameter names as the canonical pattern.
-      for (const pattern of [endpoint.pattern, ...endpoint.aliases]) {
-        const params = matchSegments(pattern, parts);
-        if (params) return { endpoint, params, id: null };
-        if (!item && parts.length === pattern.segments.length + 1) {
-          const itemParams = matchSegments(pattern, parts.slice(0, -1));
-          if (itemParams) item = { endpoint, params: itemParams, id: parts[parts.length - 1] as string };
-        }
-      }
-    }
-    return item;
+    const found: Found = { collection: null, item: null };
+    walk(root, parts, 0, found);
+    const { collection, item } = found;
+    if (collection) return { endpoint: collection.endpoint, params: matchSegments(collection.pattern, parts) as Record<string, string>, id: null };
+    if (!item) return null;
+    return { endpoint: item.endpoint, params: matchSegments(item.pattern, parts.slice(0, -1)) as Record<string, string>, id: parts[parts.length - 1] as string };
   }
 
   /**
@@ -119,11 +193,11 @@ export class RouteTable {
 
   /** The enabled GET definition for a collection path (used by populate to check read access). */
   readerOf(path: string): CompiledEndpoint | undefined {
-    return this.byMethod.get('GET')?.find((e) => e.pattern.path === path);
+    return this.readers.get(path);
   }
 
   /** Whether any definition on this path expires records (then list totals are counted exactly). */
   expiresRecords(path: string): boolean {
-    return this.endpoints.some((e) => e.pattern.path === path && e.doc.retentionDays !== null);
+    return this.expiring.has(path);
   }
 }

@@ -1,6 +1,7 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { parsePathPattern, versionedPath, type PathPattern } from '../lib/paths.ts';
+import { parsePathPattern, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import {
@@ -15,7 +16,7 @@ import {
 } from '../model/endpoint.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
-import type { EndpointSchema } from '../model/record-schema.ts';
+import { compileRecordSchema, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
 import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, schemaToWire, type ReferenceTargetOf } from '../model/schema-wire.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
@@ -81,6 +82,8 @@ const validateCreate = compileValidator<EndpointInput>({
   properties,
 });
 const validateUpdate = compileValidator<Partial<EndpointInput>>({ type: 'object', additionalProperties: false, properties });
+
+const CALL_WRITES_PER_TURN = 200;
 
 /** A definition as the management API shows it: the schema as the spec's array (schema-wire.ts). */
 export function publicEndpoint(doc: EndpointDoc, targetOf: ReferenceTargetOf): Record<string, unknown> {
@@ -191,7 +194,9 @@ export class EndpointsService {
    * schema has references (for their `refEndpointId`).
    */
   async present(docs: readonly EndpointDoc[]): Promise<Array<Record<string, unknown>>> {
-    const targetOf = docs.some((doc) => hasReferences(doc.schema as EndpointSchema)) ? referenceTargets(await this.all()) : () => null;
+    const targets = [...new Set(docs.filter((doc) => hasReferences(doc.schema as EndpointSchema)).flatMap((doc) => referencedPaths(doc.schema as EndpointSchema)))];
+    // Only the definitions on the referenced paths are read (the path index), not every one.
+    const targetOf = targets.length > 0 ? referenceTargets(await this.endpoints.find({ path: { $in: targets } })) : () => null;
     return docs.map((doc) => publicEndpoint(doc, targetOf));
   }
 
@@ -350,8 +355,17 @@ export class EndpointsService {
     if (changed) await this.revisions.bump('endpoints');
   }
 
+  /**
+   * Adds served calls to `callCount`, CALL_WRITES_PER_TURN definitions per store write: a tenant
+   * with thousands of endpoints has thousands of them per flush, and a commit each (or one write
+   * of them all, on the embedded store's synchronous connection) would hold up requests.
+   */
   async addCalls(counts: ReadonlyMap<string, number>): Promise<void> {
-    for (const [id, by] of counts) await this.endpoints.updateOne({ _id: id }, { $inc: { callCount: by } });
+    const entries = [...counts];
+    for (let i = 0; i < entries.length; i += CALL_WRITES_PER_TURN) {
+      if (i > 0) await nextTurn();
+      await this.endpoints.incrementEach('callCount', new Map(entries.slice(i, i + CALL_WRITES_PER_TURN)));
+    }
   }
 
   /**
@@ -364,7 +378,8 @@ export class EndpointsService {
     if (typeof given !== 'object' || given === null) {
       throw badRequest('Invalid schema: schema must be an array of fields', [{ field: 'schema', message: 'must be an array of fields (or an object of field definitions)' }]);
     }
-    const paths = mentionsEndpointIds(given) ? new Map((await this.all()).map((e) => [e._id, e.path])) : new Map<string, string>();
+    const ids = mentionsEndpointIds(given) ? mentionedIds(given).filter(isId) : [];
+    const paths = new Map(ids.length > 0 ? (await this.endpoints.find({ _id: { $in: ids } })).map((e) => [e._id, e.path]) : []);
     const { schema, problems } = schemaFromWire(given, (id) => paths.get(id));
     const first = problems[0];
     if (first) throw badRequest(`Invalid schema: ${first.field} ${first.message}`, problems);
@@ -399,6 +414,9 @@ export class EndpointsService {
     }
     const [first] = problems;
     if (first || !schema) throw badRequest(first?.message ?? 'Invalid schema', problems.flatMap((problem) => problem.details));
+    // Served definitions compile their validators on first use; a save compiles it now, so a
+    // schema the validator cannot take is refused here rather than on a write.
+    compileRecordSchema(schema, { eager: true });
     const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
     refuse(checkHandlerCode(handler));
     const now = new Date();
@@ -428,8 +446,11 @@ export class EndpointsService {
 
   /** A path may not equal another definition's versioned alias (or the reverse) for one method. */
   private async assertNoVersionClash(path: string, method: HttpMethod, apiVersion: string | null, selfId: string | null): Promise<void> {
-    const others = (await this.endpoints.find({ method })).filter((e) => e._id !== selfId);
     const mine = [path, ...(apiVersion ? [versionedPath(path, apiVersion)] : [])];
+    // Only definitions whose path is one of mine or whose alias could be are read (the
+    // path index), so a save costs the same with 10 definitions or 10,000.
+    const candidates = [...new Set([...mine.slice(1), ...mine.flatMap(unversionedPaths)])];
+    const others = candidates.length === 0 ? [] : (await this.endpoints.find({ method, path: { $in: candidates } })).filter((e) => e._id !== selfId);
     for (const other of others) {
       const theirs = [other.path, ...(other.apiVersion ? [versionedPath(other.path, other.apiVersion)] : [])];
       const clash = mine.find((p, i) => theirs.some((q, j) => p === q && (i > 0 || j > 0)));
@@ -460,6 +481,28 @@ export class EndpointsService {
     this.events.emit('records.moved', { endpointId: current._id, from: current.path, to: to.path, count: move.writes.length });
     return this.endpoints.findById(current._id);
   }
+}
+
+/** The paths a stored schema's reference fields point to, at any level. */
+function referencedPaths(schema: EndpointSchema): string[] {
+  const found: string[] = [];
+  const visit = (def: FieldDef | undefined): void => {
+    if (def === undefined) return;
+    if (typeof def.ref === 'string') found.push(def.ref);
+    visit(def.items as FieldDef | undefined);
+    if (typeof def.children === 'object' && def.children !== null) Object.values(def.children as EndpointSchema).forEach(visit);
+  };
+  Object.values(schema).forEach(visit);
+  return found;
+}
+
+/** Every `refEndpointId` string in an input schema (either form), however deep: at most 64 levels. */
+function mentionedIds(value: unknown, depth = 0, found: string[] = []): string[] {
+  if (typeof value !== 'object' || value === null || depth > 64) return found;
+  const ref = (value as { refEndpointId?: unknown }).refEndpointId;
+  if (!Array.isArray(value) && Object.hasOwn(value, 'refEndpointId') && typeof ref === 'string') found.push(ref);
+  for (const inner of Object.values(value)) mentionedIds(inner, depth + 1, found);
+  return found;
 }
 
 function definitionInput(doc: EndpointDoc): EndpointInput {

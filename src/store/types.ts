@@ -134,6 +134,12 @@ export interface Collection<T extends Doc = Doc> {
   /** Updates the first match and returns it as it is after the update; null when nothing matched. */
   updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }): Promise<T | null>;
   updateMany(filter: Filter, update: Update): Promise<number>;
+  /**
+   * Adds each amount to `field` of the document with that id (unknown ids are skipped): counters
+   * of many documents at once, in one transaction on the embedded store, one unordered bulk write
+   * on MongoDB (each increment atomic on its own).
+   */
+  incrementEach(field: string, amounts: ReadonlyMap<string, number>): Promise<void>;
   /** Deletes the first match and returns it; null when nothing matched (then no counter changes). */
   deleteOne(filter: Filter, options?: { counter?: CounterChange }): Promise<T | null>;
   deleteMany(filter: Filter): Promise<number>;

@@ -83,3 +83,33 @@ describe('OPTIONS and 405', () => {
     for (const method of ['GET', 'OPTIONS', 'DELETE']) expect((await fetch(`${t.url}/api/m/nothing`, { method })).status).toBe(404);
   });
 });
+
+describe('overlapping definitions', () => {
+  // GET /api/zoo/animals serves the item path /api/zoo/animals/featured; POST /api/zoo/animals/featured
+  // serves it as its collection path; PUT /api/zoo/:kind serves it as an item path of :kind = animals.
+  beforeAll(async () => {
+    await define('/api/zoo/animals', ['GET']);
+    await define('/api/zoo/animals/featured', ['POST']);
+    await define('/api/zoo/:kind', ['PUT']);
+  });
+
+  it('OPTIONS lists the methods of every definition that serves the path, collection or item', async () => {
+    const res = await fetch(`${t.url}/api/zoo/animals/featured`, { method: 'OPTIONS' });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST, PUT, OPTIONS');
+  });
+
+  it('each method reaches its own definition: a collection match first, then the most literal', async () => {
+    const created = await t.api('POST', '/api/zoo/animals/featured', { body: { name: 'okapi' } });
+    expect(created.status).toBe(201);
+    // GET reads item "featured" of /api/zoo/animals: no such record.
+    expect((await t.api('GET', '/api/zoo/animals/featured')).status).toBe(404);
+    expect((await t.api('HEAD', '/api/zoo/animals/featured')).status).toBe(404);
+    // POST serves no item path: nothing serves the created record's own path.
+    expect((await t.api('GET', `/api/zoo/animals/featured/${created.body.data._id as string}`)).status).toBe(404);
+    const del = await t.api('DELETE', '/api/zoo/animals/featured');
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('GET, HEAD, POST, PUT, OPTIONS');
+    expect((await t.api('GET', '/api/zoo/nothing/here/at/all')).status).toBe(404);
+  });
+});

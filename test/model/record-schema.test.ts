@@ -451,8 +451,9 @@ describe('compiling', () => {
     vi.restoreAllMocks();
   });
 
-  it('happens once: validating 10,000 records never calls ajv.compile', () => {
+  it('happens once: after the first validation, 10,000 more never call ajv.compile', () => {
     const record = compile({ name: { type: 'string', required: true }, tags: { type: 'array', items: { type: 'string' } } });
+    record.validate({ name: 'first', tags: [] });
     const compileSpy = vi.spyOn(Ajv.prototype, 'compile');
     for (let i = 0; i < 10_000; i++) {
       record.validate({ name: `n${i}`, tags: ['a', 'b'] });
@@ -461,10 +462,36 @@ describe('compiling', () => {
     expect(compileSpy).not.toHaveBeenCalled();
   });
 
-  it('calls ajv.compile exactly once per record schema', () => {
-    const schema = validateEndpointSchema({ a: { type: 'object', children: { b: { type: 'array', items: { type: 'string' } } } } });
+  it('is lazy: a record schema calls ajv.compile on its first validation, not before, and once', () => {
+    const schema = validateEndpointSchema({ lazyA: { type: 'object', children: { b: { type: 'array', items: { type: 'string' } } } } });
     const compileSpy = vi.spyOn(Ajv.prototype, 'compile');
-    compileRecordSchema(schema);
+    const record = compileRecordSchema(schema);
+    expect(record.fieldNames).toEqual(['lazyA']);
+    expect(compileSpy).not.toHaveBeenCalled();
+    expect(record.validate({ lazyA: { b: ['x'] } })).toEqual({ lazyA: { b: ['x'] } });
+    expect(() => record.validate({ lazyA: { b: [1] } })).toThrow('Invalid record: lazyA.b.0 must be a string');
+    expect(compileSpy).toHaveBeenCalledTimes(1);
+  });
+
+  it('compiles at once when asked (saves do), so a schema the validator refuses fails there', () => {
+    const schema = validateEndpointSchema({ eagerA: { type: 'string' } });
+    const compileSpy = vi.spyOn(Ajv.prototype, 'compile');
+    compileRecordSchema(schema, { eager: true });
+    expect(compileSpy).toHaveBeenCalledTimes(1);
+  });
+
+  it('is shared: definitions with equal schemas use one validator, with the same answers', () => {
+    const definition = () => validateEndpointSchema({ sharedA: { type: 'string', required: true }, sharedB: { type: 'number', minimum: 1 } });
+    const first = compileRecordSchema(definition());
+    const second = compileRecordSchema(definition());
+    const compileSpy = vi.spyOn(Ajv.prototype, 'compile');
+    for (const record of [first, second]) {
+      expect(record.validate({ sharedA: 'x', sharedB: 2 })).toEqual({ sharedA: 'x', sharedB: 2 });
+      expect(thrown(() => record.validate({ sharedB: 0 })).details).toEqual([
+        { field: 'sharedA', message: 'is required' },
+        { field: 'sharedB', message: 'must be at least 1' },
+      ]);
+    }
     expect(compileSpy).toHaveBeenCalledTimes(1);
   });
 });

@@ -476,6 +476,18 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
     });
 
     describe('updating', () => {
+      it('incrementEach adds each amount to the field of its document, skipping unknown ids', async () => {
+        const a = await logs().insertOne({ name: 'a', n: 1 });
+        const b = await logs().insertOne({ name: 'b' });
+        const unknown = 'f'.repeat(24);
+        await logs().incrementEach('n', new Map([[a._id, 2], [b._id, 5], [unknown, 1]]));
+        expect(await logs().findById(a._id)).toEqual({ _id: a._id, name: 'a', n: 3 });
+        expect(await logs().findById(b._id)).toEqual({ _id: b._id, name: 'b', n: 5 });
+        expect(await logs().count({})).toBe(2);
+        await logs().incrementEach('n', new Map());
+        expect((await logs().findById(a._id))?.n).toBe(3);
+      });
+
       it('updateOne with $set returns the document as it is after the update', async () => {
         const doc = await logs().insertOne({ name: 'a', n: 1 });
         const updated = await logs().updateOne({ _id: doc._id }, { $set: { name: 'b', extra: [1, 2] } });

@@ -20,7 +20,7 @@ export function docsRoutes(router: ApiRouter, services: { openApi: OpenApiDocs }
     const audience = ctx.state.settings.openApiPublic ? { everyone: true as const } : { principal: requirePrincipal(ctx) };
     ctx.type = 'application/json; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = await services.openApi.json(audience, wanted);
+    ctx.body = await services.openApi.bytes(audience, wanted);
   });
 
   const serve = async (ctx: DynContext, name: string) => {

@@ -332,6 +332,11 @@ function makeCollection(db: Db, spec: CollectionSpec, isClosed: () => boolean): 
         });
         return read(doc);
       }),
+    incrementEach: (field, amounts) =>
+      g(async () => {
+        if (amounts.size === 0) return;
+        await raw.bulkWrite([...amounts].map(([id, by]) => ({ updateOne: { filter: buildFilter(spec, { _id: id }), update: toMongoUpdate({ $inc: { [field]: by } }) } })), { ordered: false });
+      }),
     updateMany: (filter, update) =>
       g(async () => (await raw.updateMany(buildFilter(spec, filter), toMongoUpdate(update))).matchedCount),
     deleteOne: (filter, options) =>

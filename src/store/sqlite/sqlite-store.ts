@@ -560,6 +560,17 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
           validateUpdate(update);
           return inTransaction(spec.name, () => updateOneSync(filter, update, options?.upsert ?? false));
         }),
+      incrementEach: (field, amounts) =>
+        run(() => {
+          if (amounts.size === 0) return;
+          validateUpdate({ $inc: { [field]: 0 } });
+          inTransaction(spec.name, () => {
+            for (const [id, by] of amounts) {
+              const current = selectById(id);
+              if (current) writeRow(applyUpdate(current, { $inc: { [field]: by } }));
+            }
+          });
+        }),
       updateMany: (filter, update) =>
         runWrite(() => {
           validateUpdate(update);
