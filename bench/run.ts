@@ -8,7 +8,8 @@
  * rounds that take the servers in turn (so a burst of load from elsewhere on the machine falls on
  * all of them alike rather than on whichever ran then), BENCH_WARMUP_SECONDS (2) once per server,
  * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
- * of getById, list, post; all by default), BENCH_CPU_PROF=<dir> to profile dyn under
+ * of getById, list, post and the scale scenarios indexes, projectStream, manyEndpoints; all by
+ * default — the scale ones seed a million records or 10,000 definitions each and take minutes), BENCH_CPU_PROF=<dir> to profile dyn under
  * `node --cpu-prof` (dyn is restarted on its seeded data after seeding, so the profile covers the
  * load only; it is written to <dir> when the run ends), BENCH_KEEP=1 to keep the temp directory
  * (databases, Lua scripts, id files), BENCH_DYN_ENV='NAME=value …' to start dyn with extra settings
@@ -27,6 +28,18 @@ import { INSTALL_HINT, runWrk, running as runningWrk, wrkVersion, writeGetByIdSc
 const BENCH_DIR = import.meta.dirname;
 const ROOT = resolve(BENCH_DIR, '..');
 const ADMIN_PASSWORD = 'bench-admin-password-1';
+
+/** The request scenarios run here, against the baselines. */
+const HTTP_SCENARIOS = ['getById', 'list', 'post'];
+/**
+ * The scale scenarios: each its own script (runnable alone), run after the request scenarios as a
+ * child process that seeds its own data, prints its own table and saves its own results file.
+ */
+const SCALE_SCENARIOS: Record<string, string> = {
+  indexes: 'indexes.ts', // 1,000,000 records on one path: filters and sorts with and without an index
+  projectStream: 'project-stream.ts', // export and re-import of 1,000,000 records: time and peak RSS
+  manyEndpoints: 'many-endpoints.ts', // 10,000 definitions: start, RSS, routing under load
+};
 
 function intEnv(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name];
@@ -66,7 +79,7 @@ function extraDynEnv(): Record<string, string> {
 }
 
 function scenarioList(): string[] {
-  const all = ['getById', 'list', 'post'];
+  const all = [...HTTP_SCENARIOS, ...Object.keys(SCALE_SCENARIOS)];
   const raw = process.env.BENCH_SCENARIOS?.trim();
   if (!raw) return all;
   const picked = raw.split(',').map((s) => s.trim()).filter(Boolean);
@@ -497,8 +510,21 @@ async function main(): Promise<void> {
   if (profileDir) console.log(`dyn's CPU profile goes to ${profileDir} when it stops`);
 }
 
+/** Runs the selected scale scripts one after another; a failed one is reported and the rest still run. */
+function runScaleScenarios(): void {
+  for (const key of config.scenarios.filter((name) => name in SCALE_SCENARIOS)) {
+    console.log(`\n==== ${key} (node bench/${SCALE_SCENARIOS[key]})\n`);
+    const run = spawnSync(process.execPath, [join(BENCH_DIR, SCALE_SCENARIOS[key]!)], { cwd: ROOT, stdio: 'inherit', env: process.env });
+    if (run.status !== 0) {
+      console.error(`${key} failed (${run.signal ?? `exit ${run.status}`})`);
+      process.exitCode = 1;
+    }
+  }
+}
+
 try {
-  await main();
+  if (config.scenarios.some((name) => HTTP_SCENARIOS.includes(name))) await main();
+  if (!shuttingDown) runScaleScenarios();
 } catch (error) {
   if (!shuttingDown) {
     console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
