@@ -1,6 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { newId } from '../../lib/ids.ts';
+import { newIds } from '../../lib/ids.ts';
 import { collectionSpec } from '../collections.ts';
 import type { AppendRows } from './append-rows.ts';
 import { layoutOf, type SqlValue } from './layout.ts';
@@ -46,13 +46,14 @@ function insertOf(collection: string, count: number): StatementSync {
 
 function insertRows({ collection, width, values, ids }: AppendRows): void {
   const total = values.length / width;
+  const fresh = newIds(total);
   let row = 0;
   for (const size of ROWS_PER_STATEMENT) {
     while (total - row >= size) {
       const args = new Array<SqlValue>(size * (width + 1));
       let at = 0;
       for (let end = row + size; row < end; row++) {
-        args[at++] = ids?.[row] ?? newId();
+        args[at++] = ids?.[row] ?? (fresh[row] as string);
         for (let v = row * width, last = v + width; v < last; v++) args[at++] = values[v] as SqlValue;
       }
       insertOf(collection, size).run(...args);
