@@ -99,6 +99,19 @@ function describeAppendMany(label: string, open: () => Promise<{ store: Store; c
       }
     });
 
+    it('stores documents of a collection with JSON columns (records) as insertMany does', async () => {
+      const records = () => store.collection('endpointdatas');
+      const doc = { resourcePath: '/api/r', endpointId: 'e1', data: { name: 'ä → 🎉', n: 1, list: [1, { deep: null }], when }, createdAt: when, updatedAt: when, extra: 'kept' };
+      const [inserted] = await records().insertMany([doc]);
+      const viaInsert = await records().findById(inserted!._id);
+      await records().deleteMany({});
+      await store.appendMany('endpointdatas', [doc, { ...doc, data: null }]);
+      const [viaAppend, withNull] = await records().find({}, { sort: { _id: 1 } });
+      expect(withoutId(viaAppend!)).toEqual(withoutId(viaInsert));
+      expect(withNull).toMatchObject({ resourcePath: '/api/r', data: null });
+      await records().deleteMany({});
+    });
+
     it('keeps an _id it is given and gives the others new ones', async () => {
       await store.appendMany('logs', [{ _id: 'b00000000000000000000001', message: 'given' }, { message: 'new' }]);
       expect(await logs().findById('b00000000000000000000001')).toEqual({ _id: 'b00000000000000000000001', message: 'given' });
