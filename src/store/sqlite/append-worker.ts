@@ -1,68 +1,71 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import { newId } from '../../lib/ids.ts';
+import { newIds } from '../../lib/ids.ts';
 import { collectionSpec } from '../collections.ts';
-import type { Doc } from '../types.ts';
-import { layoutOf, type Layout } from './layout.ts';
+import type { AppendRows } from './append-rows.ts';
+import { layoutOf, type SqlValue } from './layout.ts';
 
 /**
  * Runs in a worker thread with its own connection to the embedded database and appends batches
- * of documents (the audit log) there, so building their rows, their inserts, index updates and
+ * of rows (the audit log, encoded by append-rows.ts) there, so their inserts, index updates and
  * commits never block the request thread. This connection uses synchronous=NORMAL: in WAL mode
  * a batch survives a crash of the process; only a power loss may drop the last batches — the
  * same promise as the buffering in front of it. Other connections keep their own (FULL) setting.
  */
 interface AppendRequest {
   id: number;
-  collection: string;
-  /** Documents as given to appendMany (dates still Date objects); those without an _id get one here. */
-  docs: Array<Omit<Doc, '_id'> & { _id?: string }>;
+  rows: AppendRows;
 }
+
+/**
+ * Rows per INSERT statement, largest first: a batch is inserted with as few statements as these
+ * sizes allow (a thousand rows take 13), since each statement run crosses from JavaScript to
+ * SQLite and back, which costs more than SQLite's work for a row.
+ */
+const ROWS_PER_STATEMENT = [128, 32, 8, 1];
 
 const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: number };
 const db = new DatabaseSync(file);
 db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
 db.exec('PRAGMA synchronous = NORMAL');
-const tables = new Map<string, { layout: Layout; insert: StatementSync }>();
+const statements = new Map<string, StatementSync>();
 
-function tableOf(collection: string): { layout: Layout; insert: StatementSync } {
-  let table = tables.get(collection);
-  if (!table) {
-    const layout = layoutOf(collectionSpec(collection));
-    table = { layout, insert: db.prepare(layout.insertSql) };
-    tables.set(collection, table);
+/** The INSERT of `count` rows into the collection's table. */
+function insertOf(collection: string, count: number): StatementSync {
+  const key = `${collection}:${count}`;
+  let statement = statements.get(key);
+  if (!statement) {
+    const { insertSql } = layoutOf(collectionSpec(collection));
+    const at = insertSql.lastIndexOf(' VALUES ') + ' VALUES '.length;
+    const row = insertSql.slice(at);
+    statement = db.prepare(insertSql.slice(0, at) + new Array<string>(count).fill(row).join(', '));
+    statements.set(key, statement);
   }
-  return table;
+  return statement;
 }
 
-/**
- * The document as the request thread's inserts store it: what a JSON round trip makes of it
- * (dates as ISO text, undefined members dropped, non-finite numbers null). A flat document — an
- * audit entry, the common case, once per request — is converted member by member, which costs a
- * fraction of the round trip; anything nested takes the round trip.
- */
-function asStored(doc: Record<string, unknown>): Doc {
-  const out: Record<string, unknown> = {};
-  for (const key in doc) {
-    if (!Object.hasOwn(doc, key)) continue;
-    if (key === '__proto__') return JSON.parse(JSON.stringify(doc)) as Doc; // an own data member, as JSON.parse makes it
-    const value = doc[key];
-    if (value === undefined) continue;
-    if (value === null || typeof value === 'string' || typeof value === 'boolean') out[key] = value;
-    else if (typeof value === 'number') out[key] = Number.isFinite(value) ? value : null;
-    else if (value instanceof Date && !Number.isNaN(value.getTime())) out[key] = value.toISOString();
-    else return JSON.parse(JSON.stringify(doc)) as Doc;
+function insertRows({ collection, width, values, ids }: AppendRows): void {
+  const total = values.length / width;
+  const fresh = newIds(total);
+  let row = 0;
+  for (const size of ROWS_PER_STATEMENT) {
+    while (total - row >= size) {
+      const args = new Array<SqlValue>(size * (width + 1));
+      let at = 0;
+      for (let end = row + size; row < end; row++) {
+        args[at++] = ids?.[row] ?? (fresh[row] as string);
+        for (let v = row * width, last = v + width; v < last; v++) args[at++] = values[v] as SqlValue;
+      }
+      insertOf(collection, size).run(...args);
+    }
   }
-  return out as Doc;
 }
 
 parentPort?.on('message', (request: AppendRequest) => {
   try {
-    const { layout, insert } = tableOf(request.collection);
-    const docs = request.docs.map((doc) => asStored({ ...doc, _id: doc._id ?? newId() }));
     db.exec('BEGIN IMMEDIATE');
     try {
-      for (const doc of docs) insert.run(...layout.toRow(doc));
+      insertRows(request.rows);
       db.exec('COMMIT');
     } catch (error) {
       db.exec('ROLLBACK');
