@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Bundle } from './bundle.ts';
@@ -32,6 +33,35 @@ export interface LoadOptions {
   maxFileBytes?: number;
 }
 
+/**
+ * What an earlier load read (the sync keeps it, sync-cache.ts persists it): a YAML file whose
+ * content hash is the same is not parsed again, its value is taken from here. Values are never
+ * changed by the loader or its callers' bundles (the loader copies what it changes).
+ */
+export interface SourceCache {
+  /** YAML files by relPath. */
+  files: ReadonlyMap<string, SourceFile>;
+  /** Handler files by relPath: their content hashes. */
+  handlers: ReadonlyMap<string, string>;
+}
+
+export interface SourceFile {
+  /** sha256 of the text (BOM removed). */
+  hash: string;
+  /** The parsed YAML value (plain JSON). */
+  value: unknown;
+}
+
+export interface CachedLoadOptions extends LoadOptions {
+  cache?: SourceCache;
+  /**
+   * `always` (default); `ifChanged`: the cache holds a state that was checked without problems,
+   * so when every file is unchanged against it (`unchanged`) the checks are not run again;
+   * `never`: the caller wrote the files from a checked state itself (a write-back).
+   */
+  checks?: 'always' | 'ifChanged' | 'never';
+}
+
 export interface ProjectFile {
   kind: KindName;
   key: string;
@@ -52,6 +82,10 @@ export interface LoadedProject {
   problems: Problem[];
   /** Where each definition lives, by projectFileKey(kind, key), for write-back. */
   files: Map<string, ProjectFile>;
+  /** What was read, for the next load's `cache`: every YAML file that parsed, every handler file read. */
+  sources: SourceCache;
+  /** Every YAML and handler file is the one in `cache`, and there are no others (false without a cache). */
+  unchanged: boolean;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
@@ -70,11 +104,15 @@ const isInside = (root: string, path: string): boolean => {
 
 type Read = { text: string } | { problem: string };
 
+export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
+
 interface Root {
   dir: string;
   abs: string;
   real: string;
   maxFileBytes: number;
+  /** Content hashes of the handler files read, by relPath. */
+  handlers: Map<string, string>;
 }
 
 /** Reads a file that must stay inside the project (after symlinks) and within the size limit. */
@@ -120,7 +158,8 @@ interface Loaded {
   kind: Kind;
   file: string;
   relPath: string;
-  parsed: ParsedYaml;
+  /** Parsed with positions: for a file taken from the cache only when a problem needs a line. */
+  parsed: () => ParsedYaml;
   spec: Record<string, unknown>;
   handlerFile?: ProjectFile['handlerFile'];
   problems: number;
@@ -134,10 +173,13 @@ interface ResourceProblems {
   found: Map<string, { problem: Problem; methods: string[] }>;
 }
 
-export function loadProject(dir: string, options: LoadOptions = {}): LoadedProject {
+export function loadProject(dir: string, options: CachedLoadOptions = {}): LoadedProject {
   const problems: Problem[] = [];
   const bundle: Bundle = bundleOf();
   const files = new Map<string, ProjectFile>();
+  const sources = { files: new Map<string, SourceFile>(), handlers: new Map<string, string>() };
+  const cache = options.cache;
+  let fromCache = 0;
   const abs = resolve(dir);
   let real: string;
   try {
@@ -145,9 +187,9 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     if (!statSync(real).isDirectory()) throw new Error('not a directory');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    return { bundle, problems: [{ file: dir, path: '', message: missing ? 'does not exist' : 'is not a directory' }], files };
+    return { bundle, problems: [{ file: dir, path: '', message: missing ? 'does not exist' : 'is not a directory' }], files, sources, unchanged: false };
   }
-  const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES };
+  const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, handlers: sources.handlers };
 
   const loaded: Loaded[] = [];
   const resourceFiles: ResourceProblems[] = [];
@@ -155,7 +197,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
   const report = (entry: Loaded, problem: Problem & { file?: string }): void => {
     entry.problems++;
     const at = entry.member ? pathInFile(entry.member, problem.path) : problem.path;
-    const placed: Problem = problem.file !== undefined ? problem : { file: entry.file, line: lineOf(entry.parsed, at), path: at, message: problem.message };
+    const placed: Problem = problem.file !== undefined ? problem : { file: entry.file, line: lineOf(entry.parsed(), at), path: at, message: problem.message };
     if (!entry.member) {
       problems.push(placed);
       return;
@@ -174,20 +216,32 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
         problems.push({ file, path: '', message: read.problem });
         continue;
       }
-      const parsed = parseYaml(read.text);
-      if (parsed.problems.length) {
-        problems.push(...parsed.problems.map((problem) => ({ ...problem, file })));
+      // Unchanged since the cache was made: its value is the parse's (parsing is ~1 ms a file).
+      const hash = hashText(read.text);
+      const cached = cache?.files.get(relPath);
+      let known: ParsedYaml | undefined;
+      const parsed = (): ParsedYaml => (known ??= parseYaml(read.text));
+      let parsedValue: unknown;
+      if (cached !== undefined && cached.hash === hash) {
+        parsedValue = cached.value;
+        fromCache++;
+      } else {
+        if (parsed().problems.length) {
+          problems.push(...parsed().problems.map((problem) => ({ ...problem, file })));
+          continue;
+        }
+        parsedValue = parsed().value;
+      }
+      sources.files.set(relPath, { hash, value: parsedValue });
+      if (typeof parsedValue !== 'object' || parsedValue === null || Array.isArray(parsedValue)) {
+        problems.push({ file, line: 1, path: '', message: parsedValue == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
         continue;
       }
-      if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-        problems.push({ file, line: 1, path: '', message: parsed.value == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
-        continue;
-      }
-      const value = parsed.value as Record<string, unknown>;
+      const value = parsedValue as Record<string, unknown>;
       const specs: Array<Pick<Loaded, 'spec' | 'member'>> = [];
       if (kind.resourceFiles && isResourceFile(value)) {
         const expanded = expandResource(value);
-        problems.push(...expanded.problems.map((problem) => ({ ...problem, file, line: lineOf(parsed, problem.path) })));
+        problems.push(...expanded.problems.map((problem) => ({ ...problem, file, line: lineOf(parsed(), problem.path) })));
         const shared: ResourceProblems = { methods: expanded.members.length, found: new Map() };
         resourceFiles.push(shared);
         specs.push(...expanded.members.map((member) => ({ spec: member.spec, member: { ...member, file: shared } })));
@@ -219,7 +273,15 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
       }
     },
   }));
-  checkSpecs(entries);
+  const unchanged =
+    cache !== undefined &&
+    fromCache === cache.files.size &&
+    sources.files.size === cache.files.size &&
+    sources.handlers.size === cache.handlers.size &&
+    [...sources.handlers].every(([relPath, hash]) => cache.handlers.get(relPath) === hash);
+  // Checked when the cache was made: nothing to check again.
+  const checks = options.checks ?? 'always';
+  if (checks === 'always' || (checks === 'ifChanged' && !(unchanged && problems.length === 0))) checkSpecs(entries);
   for (const file of resourceFiles) problems.push(...resourceProblems(file));
 
   // By natural key, so the bundle does not depend on how files are named.
@@ -239,7 +301,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     }
     if (entry.problems === 0) ((bundle as unknown as Record<string, object[]>)[entry.kind.bundleKey] as object[]).push(entry.spec);
   }
-  return { bundle, problems: sortProblems(problems), files };
+  return { bundle, problems: sortProblems(problems), files, sources, unchanged };
 }
 
 /**
@@ -278,6 +340,7 @@ function readHandlerFile(root: Root, entry: Loaded): { ok: true } | { problem: s
   if ('problem' in read) return { problem: `names ${ref}, which ${read.problem}`, path };
   entry.spec = { ...entry.spec, [field]: { ...rest, code: read.text } };
   entry.handlerFile = { ref, file: join(root.dir, relative(root.abs, abs)), relPath: toPosix(relative(root.abs, abs)) };
+  root.handlers.set(entry.handlerFile.relPath, hashText(read.text));
   return { ok: true };
 }
 

@@ -24,7 +24,12 @@ export interface WriteOptions extends LoadOptions {
   writing?: (kind: KindName, key: string) => object | undefined;
   /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
   placeholders?: ResolveOptions;
+  /** Told of every file written: a new YAML file with the value it holds (so it need not be parsed back), a handler file's text. */
+  record?: WriteRecorder;
 }
+
+/** `value`: a new YAML file's value (it reads back as that); absent when it must be parsed to be known. */
+export type WriteRecorder = (written: { abs: string; text: string; file: 'yaml' | 'handler'; value?: unknown }) => void;
 
 export interface WriteResult {
   /** As given dir joined with relPath. */
@@ -81,7 +86,7 @@ export function handlerPath(root: string, relPath: string, ref: string): string 
 }
 
 /** Returns whether the file changed. */
-export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined): boolean {
+export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined, record?: WriteRecorder): boolean {
   const old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
   let text: string | undefined;
   if (old !== undefined) {
@@ -95,8 +100,17 @@ export function writeYaml(abs: string, value: unknown, header: () => string, pla
       text = `${schemaLine?.replace(/\s+$/, '') ?? header()}\n${doc.toString(TO_STRING)}`;
     }
   }
-  text ??= `${header()}\n${new Document(value).toString(TO_STRING)}`;
-  return writeIfDifferent(abs, text, old);
+  if (text !== undefined) {
+    const changed = writeIfDifferent(abs, text, old);
+    // Merged into an existing file: what it holds now is known by parsing it back (a load does).
+    if (changed) record?.({ abs, text, file: 'yaml' });
+    return changed;
+  }
+  text = `${header()}\n${new Document(value).toString(TO_STRING)}`;
+  const changed = writeIfDifferent(abs, text, old);
+  // A new document: its YAML reads back as the value written (JSON values; undefined left out).
+  if (changed) record?.({ abs, text, file: 'yaml', value: JSON.parse(JSON.stringify(value)) as unknown });
+  return changed;
 }
 
 export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined): boolean {
