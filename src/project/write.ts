@@ -6,7 +6,7 @@ import { loadProject, projectFileKey, type ProjectFile } from './files.ts';
 import { orderKeys } from './key-order.ts';
 import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
-import { handlerPath, isPlainObject, schemaComment, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, isPlainObject, schemaComment, WriteBatch, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 
 export { handlerPath, SCHEMA_LINE, schemaComment, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
 
@@ -70,11 +70,11 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
 
   const schema = readSchema(kind.schemaFile);
   const ordered = orderKeys(value, schema, schema);
-  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders, options.record);
+  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders, options.record, options.batch);
   let codeChanged = false;
   if (handlerFile && typeof handlerFile.code === 'string') {
     const abs = join(root, handlerFile.relPath);
-    codeChanged = writeIfDifferent(abs, handlerFile.code);
+    codeChanged = writeIfDifferent(abs, handlerFile.code, undefined, options.batch);
     if (codeChanged) options.record?.({ abs, text: handlerFile.code, file: 'handler' });
   }
   takenNames.get(files)?.add(relPath, handlerFile?.relPath);
@@ -137,20 +137,28 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   for (const [fileKey, entry] of [...files]) {
     if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files }));
   }
+  // Into a directory without definitions every file is new and none is read back meanwhile: written together.
+  const batch = files.size === 0 ? new WriteBatch() : undefined;
   const byKey = new Map(wanted.map((entry) => [projectFileKey(entry.kind.kind, entry.key), entry.spec]));
   const writing = (kind: KindName, key: string): object | undefined => byKey.get(projectFileKey(kind, key));
   // A resource file holds several definitions: it is listed once, as written when any of them changed it.
   const written = new Set<string>();
   const unchanged = new Set<string>();
-  for (const entry of wanted) {
-    const one = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing });
-    if (one.changed) {
-      written.add(one.relPath);
-      unchanged.delete(one.relPath);
-    } else if (!written.has(one.relPath)) {
-      unchanged.add(one.relPath);
+  try {
+    for (const entry of wanted) {
+      const one = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing, ...(batch ? { batch } : {}) });
+      if (one.changed) {
+        written.add(one.relPath);
+        unchanged.delete(one.relPath);
+      } else if (!written.has(one.relPath)) {
+        unchanged.add(one.relPath);
+      }
     }
+  } catch (error) {
+    batch?.abort();
+    throw error;
   }
+  batch?.commit();
   result.written = [...written];
   result.unchanged = [...unchanged];
   result.files = files;
