@@ -32,8 +32,6 @@ export interface WriteProjectResult {
   written: string[];
   unchanged: string[];
   removed: string[];
-  /** Where each definition lives now (as loadProject's `files`). */
-  files?: Map<string, ProjectFile>;
 }
 
 /** Writes one definition: its existing file (found by natural key) updated in place, else a new file. Returns what it wrote. */
@@ -161,7 +159,6 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   batch?.commit();
   result.written = [...written];
   result.unchanged = [...unchanged];
-  result.files = files;
   return result;
 }
 
