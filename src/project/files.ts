@@ -163,6 +163,8 @@ interface Loaded {
   spec: Record<string, unknown>;
   handlerFile?: ProjectFile['handlerFile'];
   problems: number;
+  /** Its YAML file is the one in the cache: checked on its own already (see CachedLoadOptions.checks). */
+  cached: boolean;
   /** A method of a resource file: where its fields are written, and the file's shared problem list. */
   member?: ResourceMember & { file: ResourceProblems };
 }
@@ -222,8 +224,9 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
       let known: ParsedYaml | undefined;
       const parsed = (): ParsedYaml => (known ??= parseYaml(read.text));
       let parsedValue: unknown;
-      if (cached !== undefined && cached.hash === hash) {
-        parsedValue = cached.value;
+      const hit = cached !== undefined && cached.hash === hash;
+      if (hit) {
+        parsedValue = cached?.value;
         fromCache++;
       } else {
         if (parsed().problems.length) {
@@ -249,7 +252,7 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
         specs.push({ spec: value });
       }
       for (const { spec, member } of specs) {
-        const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, ...(member ? { member } : {}) };
+        const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, cached: hit, ...(member ? { member } : {}) };
         const handler = readHandlerFile(root, entry);
         if ('problem' in handler) report(entry, { path: handler.path, message: handler.problem });
         loaded.push(entry);
@@ -257,10 +260,13 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
     }
   }
 
+  const checks = options.checks ?? 'always';
   const entries: SpecEntry[] = loaded.map((entry) => ({
     kind: entry.kind,
     spec: entry.spec,
     where: entry.file,
+    // Unchanged against a cache without problems, handler file included: its own checks passed then.
+    checked: checks === 'ifChanged' && entry.cached && (entry.handlerFile === undefined || cache?.handlers.get(entry.handlerFile.relPath) === sources.handlers.get(entry.handlerFile.relPath)),
     report(problem) {
       const handlerFile = entry.handlerFile;
       const field = entry.kind.codeFile?.field;
@@ -280,7 +286,6 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
     sources.handlers.size === cache.handlers.size &&
     [...sources.handlers].every(([relPath, hash]) => cache.handlers.get(relPath) === hash);
   // Checked when the cache was made: nothing to check again.
-  const checks = options.checks ?? 'always';
   if (checks === 'always' || (checks === 'ifChanged' && !(unchanged && problems.length === 0))) checkSpecs(entries);
   for (const file of resourceFiles) problems.push(...resourceProblems(file));
 

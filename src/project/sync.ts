@@ -155,7 +155,8 @@ export class ProjectSync {
     this.sources = cache.sources;
     const revision = await this.options.storeRevision();
     if (revision !== cache.state.revision || (await this.storeIdentity()) !== cache.state.store) return false;
-    const loaded = loadProject(this.dir, { cache: cache.sources, checks: 'ifChanged' });
+    // Unchanged files were checked when the cache was made; a changed one is checked by the reconcile.
+    const loaded = loadProject(this.dir, { cache: cache.sources, checks: 'never' });
     if (!loaded.unchanged || loaded.problems.length > 0) return false;
     if ((await this.contextDigest(loaded.bundle)) !== cache.state.context) return false;
     this.files = loaded.files;

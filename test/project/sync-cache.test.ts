@@ -203,6 +203,23 @@ describe('sync cache: starts after the server was down', () => {
     }
   });
 
+  it('the rules across files still see unchanged files: a duplicate added and a group removed while down are problems, nothing is applied', async () => {
+    const { dir, dataDir } = await syncedOnce();
+    writeFileSync(join(dir, 'endpoints', 'again.yaml'), readFileSync(join(dir, 'endpoints', 'products-list.yaml')));
+    rmSync(join(dir, GROUP_FILE));
+    const t = await start(dir, dataDir);
+    try {
+      const status = await projectStatus(t);
+      expect(status.lastReconcile).toMatchObject({ ok: false });
+      const messages = status.problems.map((p: any) => `${p.file.slice(dir.length + 1)}: ${p.message}`);
+      expect(messages).toContainEqual(expect.stringMatching(/^endpoints\/(again|products-list)\.yaml: duplicates the endpoint/));
+      expect(messages).toContainEqual(expect.stringMatching(/^endpoints\/orders\.yaml: names the endpoint group "Shop", which is not in the project/));
+      expect(await shopColor(t)).toBe('#0ea5e9');
+    } finally {
+      await stop(t);
+    }
+  });
+
   it('white box: an unchanged file is taken from the cache, and with the store unchanged too nothing is applied', async () => {
     const { dir, dataDir } = await syncedOnce();
     const cacheFile = join(dataDir, SYNC_CACHE_FILE);
