@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Bundle } from './bundle.ts';
 import { bundleOf, keyOf, KINDS, type KindName, type Kind } from './kinds/index.ts';
@@ -115,37 +115,57 @@ interface Root {
   handlers: Map<string, string>;
 }
 
-/** Reads a file that must stay inside the project (after symlinks) and within the size limit. */
-function readInside(root: Root, abs: string): Read {
-  let real: string;
+/**
+ * Reads a file that must stay inside the project (after symlinks) and within the size limit.
+ * `real`: the caller knows the file's real path already (a regular file listed in a directory
+ * whose real path was checked), which spares resolving it component by component (10,000 files:
+ * most of the time a start with an unchanged project takes).
+ */
+function readInside(root: Root, abs: string, real?: string): Read {
+  if (real === undefined) {
+    try {
+      real = realpathSync(abs);
+    } catch (error) {
+      return { problem: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (or is a broken symlink)' : `cannot be read: ${(error as Error).message}` };
+    }
+    if (!isInside(root.real, real)) return { problem: 'is a symlink leading outside the project directory' };
+  }
+  let fd: number;
   try {
-    real = realpathSync(abs);
+    // Non-blocking: a FIFO (or a device) named like a definition is refused below, not waited on.
+    fd = openSync(real, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     return { problem: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (or is a broken symlink)' : `cannot be read: ${(error as Error).message}` };
   }
-  if (!isInside(root.real, real)) return { problem: 'is a symlink leading outside the project directory' };
-  const stat = statSync(real);
-  if (!stat.isFile()) return { problem: 'is not a regular file' };
-  if (stat.size > root.maxFileBytes) return { problem: `is ${stat.size} bytes; the limit is ${root.maxFileBytes} (maxFileBytes)` };
   try {
-    return { text: readFileSync(real, 'utf8').replace(/^\uFEFF/, '') };
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { problem: 'is not a regular file' };
+    if (stat.size > root.maxFileBytes) return { problem: `is ${stat.size} bytes; the limit is ${root.maxFileBytes} (maxFileBytes)` };
+    return { text: readFileSync(fd, 'utf8').replace(/^\uFEFF/, '') };
   } catch (error) {
     return { problem: `cannot be read: ${(error as Error).message}` };
+  } finally {
+    closeSync(fd);
   }
 }
 
-/** The definition files of one kind, sorted; problems for a kind directory that is not usable. */
-function definitionFiles(root: Root, kind: Kind, problems: Problem[]): string[] {
+/**
+ * The definition files of one kind, sorted, each with its real path when that is known without
+ * resolving it (a regular file, not a symlink, in the kind directory's real path); problems for
+ * a kind directory that is not usable.
+ */
+function definitionFiles(root: Root, kind: Kind, problems: Problem[]): Array<{ name: string; real?: string }> {
   const abs = join(root.abs, kind.dir);
   try {
-    if (!isInside(root.real, realpathSync(abs))) {
+    const realDir = realpathSync(abs);
+    if (!isInside(root.real, realDir)) {
       problems.push({ file: join(root.dir, kind.dir), path: '', message: 'is a symlink leading outside the project directory' });
       return [];
     }
     return readdirSync(abs, { withFileTypes: true })
       .filter((entry) => isDefinitionFileName(entry.name) && !entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
+      .map((entry) => (entry.isFile() ? { name: entry.name, real: join(realDir, entry.name) } : { name: entry.name }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return [];
@@ -210,10 +230,10 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
     else entry.member.file.found.set(key, { problem: placed, methods: [entry.member.method] });
   };
   for (const kind of KINDS) {
-    for (const name of definitionFiles(root, kind, problems)) {
+    for (const { name, real: realFile } of definitionFiles(root, kind, problems)) {
       const relPath = `${kind.dir}/${name}`;
       const file = join(dir, kind.dir, name);
-      const read = readInside(root, join(abs, kind.dir, name));
+      const read = readInside(root, join(abs, kind.dir, name), realFile);
       if ('problem' in read) {
         problems.push({ file, path: '', message: read.problem });
         continue;
