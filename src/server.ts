@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
@@ -38,6 +39,7 @@ import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
 import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
+import { SYNC_CACHE_FILE } from './project/sync-cache.ts';
 import type { Store } from './store/types.ts';
 import { CRON_REVISION, CronJobsService } from './services/cron-jobs.ts';
 import { CronRunsService } from './services/cron-runs.ts';
@@ -130,7 +132,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await outbox.load();
   // Files win at startup; an empty project directory is filled from the store instead. Write-back
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
+  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, cacheFile: join(config.dataDir, SYNC_CACHE_FILE), storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
   try {
     await projectSync?.start();
   } catch (error) {

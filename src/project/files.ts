@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Bundle } from './bundle.ts';
 import { bundleOf, keyOf, KINDS, type KindName, type Kind } from './kinds/index.ts';
@@ -32,6 +33,35 @@ export interface LoadOptions {
   maxFileBytes?: number;
 }
 
+/**
+ * What an earlier load read (the sync keeps it, sync-cache.ts persists it): a YAML file whose
+ * content hash is the same is not parsed again, its value is taken from here. Values are never
+ * changed by the loader or its callers' bundles (the loader copies what it changes).
+ */
+export interface SourceCache {
+  /** YAML files by relPath. */
+  files: ReadonlyMap<string, SourceFile>;
+  /** Handler files by relPath: their content hashes. */
+  handlers: ReadonlyMap<string, string>;
+}
+
+export interface SourceFile {
+  /** sha256 of the text (BOM removed). */
+  hash: string;
+  /** The parsed YAML value (plain JSON). */
+  value: unknown;
+}
+
+export interface CachedLoadOptions extends LoadOptions {
+  cache?: SourceCache;
+  /**
+   * `always` (default); `ifChanged`: the cache holds a state that was checked without problems,
+   * so when every file is unchanged against it (`unchanged`) the checks are not run again;
+   * `never`: the caller wrote the files from a checked state itself (a write-back).
+   */
+  checks?: 'always' | 'ifChanged' | 'never';
+}
+
 export interface ProjectFile {
   kind: KindName;
   key: string;
@@ -52,6 +82,10 @@ export interface LoadedProject {
   problems: Problem[];
   /** Where each definition lives, by projectFileKey(kind, key), for write-back. */
   files: Map<string, ProjectFile>;
+  /** What was read, for the next load's `cache`: every YAML file that parsed, every handler file read. */
+  sources: SourceCache;
+  /** Every YAML and handler file is the one in `cache`, and there are no others (false without a cache). */
+  unchanged: boolean;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
@@ -70,44 +104,68 @@ const isInside = (root: string, path: string): boolean => {
 
 type Read = { text: string } | { problem: string };
 
+export const hashText = (text: string): string => createHash('sha256').update(text).digest('hex');
+
 interface Root {
   dir: string;
   abs: string;
   real: string;
   maxFileBytes: number;
+  /** Content hashes of the handler files read, by relPath. */
+  handlers: Map<string, string>;
 }
 
-/** Reads a file that must stay inside the project (after symlinks) and within the size limit. */
-function readInside(root: Root, abs: string): Read {
-  let real: string;
+/**
+ * Reads a file that must stay inside the project (after symlinks) and within the size limit.
+ * `real`: the caller knows the file's real path already (a regular file listed in a directory
+ * whose real path was checked), which spares resolving it component by component (10,000 files:
+ * most of the time a start with an unchanged project takes).
+ */
+function readInside(root: Root, abs: string, real?: string): Read {
+  if (real === undefined) {
+    try {
+      real = realpathSync(abs);
+    } catch (error) {
+      return { problem: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (or is a broken symlink)' : `cannot be read: ${(error as Error).message}` };
+    }
+    if (!isInside(root.real, real)) return { problem: 'is a symlink leading outside the project directory' };
+  }
+  let fd: number;
   try {
-    real = realpathSync(abs);
+    // Non-blocking: a FIFO (or a device) named like a definition is refused below, not waited on.
+    fd = openSync(real, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     return { problem: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist (or is a broken symlink)' : `cannot be read: ${(error as Error).message}` };
   }
-  if (!isInside(root.real, real)) return { problem: 'is a symlink leading outside the project directory' };
-  const stat = statSync(real);
-  if (!stat.isFile()) return { problem: 'is not a regular file' };
-  if (stat.size > root.maxFileBytes) return { problem: `is ${stat.size} bytes; the limit is ${root.maxFileBytes} (maxFileBytes)` };
   try {
-    return { text: readFileSync(real, 'utf8').replace(/^\uFEFF/, '') };
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { problem: 'is not a regular file' };
+    if (stat.size > root.maxFileBytes) return { problem: `is ${stat.size} bytes; the limit is ${root.maxFileBytes} (maxFileBytes)` };
+    return { text: readFileSync(fd, 'utf8').replace(/^\uFEFF/, '') };
   } catch (error) {
     return { problem: `cannot be read: ${(error as Error).message}` };
+  } finally {
+    closeSync(fd);
   }
 }
 
-/** The definition files of one kind, sorted; problems for a kind directory that is not usable. */
-function definitionFiles(root: Root, kind: Kind, problems: Problem[]): string[] {
+/**
+ * The definition files of one kind, sorted, each with its real path when that is known without
+ * resolving it (a regular file, not a symlink, in the kind directory's real path); problems for
+ * a kind directory that is not usable.
+ */
+function definitionFiles(root: Root, kind: Kind, problems: Problem[]): Array<{ name: string; real?: string }> {
   const abs = join(root.abs, kind.dir);
   try {
-    if (!isInside(root.real, realpathSync(abs))) {
+    const realDir = realpathSync(abs);
+    if (!isInside(root.real, realDir)) {
       problems.push({ file: join(root.dir, kind.dir), path: '', message: 'is a symlink leading outside the project directory' });
       return [];
     }
     return readdirSync(abs, { withFileTypes: true })
       .filter((entry) => isDefinitionFileName(entry.name) && !entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
+      .map((entry) => (entry.isFile() ? { name: entry.name, real: join(realDir, entry.name) } : { name: entry.name }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return [];
@@ -120,10 +178,13 @@ interface Loaded {
   kind: Kind;
   file: string;
   relPath: string;
-  parsed: ParsedYaml;
+  /** Parsed with positions: for a file taken from the cache only when a problem needs a line. */
+  parsed: () => ParsedYaml;
   spec: Record<string, unknown>;
   handlerFile?: ProjectFile['handlerFile'];
   problems: number;
+  /** Its YAML file is the one in the cache: checked on its own already (see CachedLoadOptions.checks). */
+  cached: boolean;
   /** A method of a resource file: where its fields are written, and the file's shared problem list. */
   member?: ResourceMember & { file: ResourceProblems };
 }
@@ -134,10 +195,13 @@ interface ResourceProblems {
   found: Map<string, { problem: Problem; methods: string[] }>;
 }
 
-export function loadProject(dir: string, options: LoadOptions = {}): LoadedProject {
+export function loadProject(dir: string, options: CachedLoadOptions = {}): LoadedProject {
   const problems: Problem[] = [];
   const bundle: Bundle = bundleOf();
   const files = new Map<string, ProjectFile>();
+  const sources = { files: new Map<string, SourceFile>(), handlers: new Map<string, string>() };
+  const cache = options.cache;
+  let fromCache = 0;
   const abs = resolve(dir);
   let real: string;
   try {
@@ -145,9 +209,9 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     if (!statSync(real).isDirectory()) throw new Error('not a directory');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    return { bundle, problems: [{ file: dir, path: '', message: missing ? 'does not exist' : 'is not a directory' }], files };
+    return { bundle, problems: [{ file: dir, path: '', message: missing ? 'does not exist' : 'is not a directory' }], files, sources, unchanged: false };
   }
-  const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES };
+  const root: Root = { dir, abs, real, maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, handlers: sources.handlers };
 
   const loaded: Loaded[] = [];
   const resourceFiles: ResourceProblems[] = [];
@@ -155,7 +219,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
   const report = (entry: Loaded, problem: Problem & { file?: string }): void => {
     entry.problems++;
     const at = entry.member ? pathInFile(entry.member, problem.path) : problem.path;
-    const placed: Problem = problem.file !== undefined ? problem : { file: entry.file, line: lineOf(entry.parsed, at), path: at, message: problem.message };
+    const placed: Problem = problem.file !== undefined ? problem : { file: entry.file, line: lineOf(entry.parsed(), at), path: at, message: problem.message };
     if (!entry.member) {
       problems.push(placed);
       return;
@@ -166,28 +230,41 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     else entry.member.file.found.set(key, { problem: placed, methods: [entry.member.method] });
   };
   for (const kind of KINDS) {
-    for (const name of definitionFiles(root, kind, problems)) {
+    for (const { name, real: realFile } of definitionFiles(root, kind, problems)) {
       const relPath = `${kind.dir}/${name}`;
       const file = join(dir, kind.dir, name);
-      const read = readInside(root, join(abs, kind.dir, name));
+      const read = readInside(root, join(abs, kind.dir, name), realFile);
       if ('problem' in read) {
         problems.push({ file, path: '', message: read.problem });
         continue;
       }
-      const parsed = parseYaml(read.text);
-      if (parsed.problems.length) {
-        problems.push(...parsed.problems.map((problem) => ({ ...problem, file })));
+      // Unchanged since the cache was made: its value is the parse's (parsing is ~1 ms a file).
+      const hash = hashText(read.text);
+      const cached = cache?.files.get(relPath);
+      let known: ParsedYaml | undefined;
+      const parsed = (): ParsedYaml => (known ??= parseYaml(read.text));
+      let parsedValue: unknown;
+      const hit = cached !== undefined && cached.hash === hash;
+      if (hit) {
+        parsedValue = cached?.value;
+        fromCache++;
+      } else {
+        if (parsed().problems.length) {
+          problems.push(...parsed().problems.map((problem) => ({ ...problem, file })));
+          continue;
+        }
+        parsedValue = parsed().value;
+      }
+      sources.files.set(relPath, { hash, value: parsedValue });
+      if (typeof parsedValue !== 'object' || parsedValue === null || Array.isArray(parsedValue)) {
+        problems.push({ file, line: 1, path: '', message: parsedValue == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
         continue;
       }
-      if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-        problems.push({ file, line: 1, path: '', message: parsed.value == null ? 'is empty: it must hold one definition' : 'must be a mapping of fields (key: value lines)' });
-        continue;
-      }
-      const value = parsed.value as Record<string, unknown>;
+      const value = parsedValue as Record<string, unknown>;
       const specs: Array<Pick<Loaded, 'spec' | 'member'>> = [];
       if (kind.resourceFiles && isResourceFile(value)) {
         const expanded = expandResource(value);
-        problems.push(...expanded.problems.map((problem) => ({ ...problem, file, line: lineOf(parsed, problem.path) })));
+        problems.push(...expanded.problems.map((problem) => ({ ...problem, file, line: lineOf(parsed(), problem.path) })));
         const shared: ResourceProblems = { methods: expanded.members.length, found: new Map() };
         resourceFiles.push(shared);
         specs.push(...expanded.members.map((member) => ({ spec: member.spec, member: { ...member, file: shared } })));
@@ -195,7 +272,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
         specs.push({ spec: value });
       }
       for (const { spec, member } of specs) {
-        const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, ...(member ? { member } : {}) };
+        const entry: Loaded = { kind, file, relPath, parsed, spec, problems: 0, cached: hit, ...(member ? { member } : {}) };
         const handler = readHandlerFile(root, entry);
         if ('problem' in handler) report(entry, { path: handler.path, message: handler.problem });
         loaded.push(entry);
@@ -203,10 +280,13 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     }
   }
 
+  const checks = options.checks ?? 'always';
   const entries: SpecEntry[] = loaded.map((entry) => ({
     kind: entry.kind,
     spec: entry.spec,
     where: entry.file,
+    // Unchanged against a cache without problems, handler file included: its own checks passed then.
+    checked: checks === 'ifChanged' && entry.cached && (entry.handlerFile === undefined || cache?.handlers.get(entry.handlerFile.relPath) === sources.handlers.get(entry.handlerFile.relPath)),
     report(problem) {
       const handlerFile = entry.handlerFile;
       const field = entry.kind.codeFile?.field;
@@ -219,7 +299,14 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
       }
     },
   }));
-  checkSpecs(entries);
+  const unchanged =
+    cache !== undefined &&
+    fromCache === cache.files.size &&
+    sources.files.size === cache.files.size &&
+    sources.handlers.size === cache.handlers.size &&
+    [...sources.handlers].every(([relPath, hash]) => cache.handlers.get(relPath) === hash);
+  // Checked when the cache was made: nothing to check again.
+  if (checks === 'always' || (checks === 'ifChanged' && !(unchanged && problems.length === 0))) checkSpecs(entries);
   for (const file of resourceFiles) problems.push(...resourceProblems(file));
 
   // By natural key, so the bundle does not depend on how files are named.
@@ -239,7 +326,7 @@ export function loadProject(dir: string, options: LoadOptions = {}): LoadedProje
     }
     if (entry.problems === 0) ((bundle as unknown as Record<string, object[]>)[entry.kind.bundleKey] as object[]).push(entry.spec);
   }
-  return { bundle, problems: sortProblems(problems), files };
+  return { bundle, problems: sortProblems(problems), files, sources, unchanged };
 }
 
 /**
@@ -278,6 +365,7 @@ function readHandlerFile(root: Root, entry: Loaded): { ok: true } | { problem: s
   if ('problem' in read) return { problem: `names ${ref}, which ${read.problem}`, path };
   entry.spec = { ...entry.spec, [field]: { ...rest, code: read.text } };
   entry.handlerFile = { ref, file: join(root.dir, relative(root.abs, abs)), relPath: toPosix(relative(root.abs, abs)) };
+  root.handlers.set(entry.handlerFile.relPath, hashText(read.text));
   return { ok: true };
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { PROJECT_SYNC_ACTOR } from '../model/actor.ts';
 import { applyBundle } from './apply.ts';
@@ -8,10 +8,12 @@ import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
 import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
 import { exportBundle } from './export.ts';
-import { formatProblem, isDefinitionFileName, loadProject, type ProjectFile } from './files.ts';
-import type { ProjectServices } from './services.ts';
+import { formatProblem, hashText, isDefinitionFileName, loadProject, type LoadedProject, type ProjectFile, type SourceCache, type SourceFile } from './files.ts';
+import { DEFAULT_PLACEHOLDER_POLICY, resolvePlaceholders } from './placeholders.ts';
+import { allUserGroups, type ProjectServices } from './services.ts';
 import type { ProjectStatus } from './status.ts';
-import { removeSpec, writeProject, writeSpec } from './write.ts';
+import { readSyncCache, writeSyncCache } from './sync-cache.ts';
+import { removeSpec, writeProject, writeSpec, type WriteRecorder } from './write.ts';
 
 /**
  * Keeps PROJECT_DIR and the store in step, both ways.
@@ -32,6 +34,12 @@ import { removeSpec, writeProject, writeSpec } from './write.ts';
  * edit in progress is never overwritten). Writes made by this process are remembered by content
  * hash, so the watcher events they cause do not trigger a reconcile (no reload loop). Changes
  * applied from the files are audited as made by `project-sync` (PROJECT_SYNC_ACTOR).
+ *
+ * Scale: each in-step moment (after a reconcile that changed nothing, a write-back, filling an
+ * empty directory) is remembered in `cacheFile` (sync-cache.ts): every file's content hash and
+ * parsed value, and the store's revision. A file whose hash is unchanged is never parsed again,
+ * and a start where every file and the store are as they were then applies nothing: it costs a
+ * read and a hash of each file instead of a parse, a check and an apply of the whole project.
  */
 export interface ProjectSyncOptions {
   dir: string;
@@ -43,6 +51,8 @@ export interface ProjectSyncOptions {
   debounceMs?: number;
   /** How often the store revision is checked for write-back. */
   pollMs?: number;
+  /** Where the last in-step state is kept between runs (DATA_DIR/project-sync-cache.json). None: every start parses and applies every file. */
+  cacheFile?: string;
 }
 
 const DEFAULT_DEBOUNCE_MS = 100;
@@ -58,6 +68,8 @@ export class ProjectSync {
   private poller: NodeJS.Timeout | null = null;
   private polling = false;
   private files = new Map<string, ProjectFile>();
+  /** What the last load without problems read: unchanged files are not parsed (or checked) again. */
+  private sources: SourceCache | undefined;
   /** The definitions as last known to be the same in the files and the store. */
   private synced: Bundle | null = null;
   private syncedRevision = -1;
@@ -79,14 +91,21 @@ export class ProjectSync {
       const revision = await this.options.storeRevision();
       const bundle = await exportBundle(services);
       const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
-      this.remember(() => writeProject(this.dir, compact, { handlers: 'file' }));
-      this.files = loadProject(this.dir).files;
+      const recorded = new SourceRecorder(this.dir);
+      this.remember(() => writeProject(this.dir, compact, { handlers: 'file', record: recorded.record }), recorded);
+      // What was written is known: read back without parsing (or checking) it again.
+      const loaded = loadProject(this.dir, { cache: recorded.sources, checks: 'ifChanged' });
+      this.files = loaded.files;
       this.synced = bundle;
       this.syncedRevision = revision;
+      if (loaded.problems.length === 0) {
+        this.sources = loaded.sources;
+        await this.saveCache(loaded, revision);
+      }
       services.logger.info(`project: ${this.dir} was empty; wrote ${kindList((kind) => `${specsOf(bundle, kind).length} ${kind.bundleKey}`)} from the store`);
     } else {
       await this.adoptNewKinds();
-      await this.reconcile();
+      if (!(await this.resume())) await this.reconcile();
     }
     this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
     this.poller.unref();
@@ -123,6 +142,71 @@ export class ProjectSync {
     }
   }
 
+  /**
+   * Start with the state of the last run: when every file is the one the cache holds and the
+   * store is as it was then (same store, same revision, same user groups and placeholder values),
+   * files and store are still in step and there is nothing to apply. Returns whether that is so;
+   * otherwise the cache still spares parsing the unchanged files.
+   */
+  private async resume(): Promise<boolean> {
+    const { services, status } = this.options;
+    const cache = this.options.cacheFile === undefined ? null : readSyncCache(this.options.cacheFile);
+    if (cache === null) return false;
+    this.sources = cache.sources;
+    const revision = await this.options.storeRevision();
+    if (revision !== cache.state.revision || (await this.storeIdentity()) !== cache.state.store) return false;
+    // Unchanged files were checked when the cache was made; a changed one is checked by the reconcile.
+    const loaded = loadProject(this.dir, { cache: cache.sources, checks: 'never' });
+    if (!loaded.unchanged || loaded.problems.length > 0) return false;
+    if ((await this.contextDigest(loaded.bundle)) !== cache.state.context) return false;
+    this.files = loaded.files;
+    this.sources = loaded.sources;
+    this.synced = loaded.bundle;
+    this.syncedRevision = revision;
+    status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: { create: 0, update: 0, delete: 0 } } });
+    services.logger.info(`project: ${this.dir} is as it was at the last sync (${loaded.sources.files.size} files) and so is the store; nothing to apply`);
+    return true;
+  }
+
+  /**
+   * Which store this is: the ids of its revision documents, made once per store. A different
+   * database at the same revision numbers has other ids.
+   */
+  private async storeIdentity(): Promise<string> {
+    const docs = await this.options.services.store.collection<{ _id: string; key: string }>('revisions').find({});
+    return hashText(docs.map((doc) => `${doc.key}=${doc._id}`).sort().join('\n'));
+  }
+
+  /**
+   * What an apply of unchanged files depends on besides the store's definitions: the user groups
+   * their names resolve to, the placeholder policy, and the values their placeholders resolve to
+   * now (a changed environment variable is applied at the next start, as without the cache).
+   */
+  private async contextDigest(bundle: Bundle): Promise<string> {
+    const { services } = this.options;
+    const groups = (await allUserGroups(services.groups)).map((group) => `${group._id}=${group.name}`).sort();
+    const resolved: unknown[] = [];
+    for (const kind of KINDS) {
+      for (const spec of specsOf(bundle, kind)) {
+        if (!JSON.stringify(spec).includes('${')) continue;
+        const result = resolvePlaceholders(spec);
+        resolved.push([kind.kind, kind.key(spec), result.ok ? result.value : null]);
+      }
+    }
+    return hashText(JSON.stringify([groups, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY, resolved]));
+  }
+
+  /** Remembers an in-step state for the next start. A failure only costs that start time. */
+  private async saveCache(loaded: LoadedProject, revision: number): Promise<void> {
+    const file = this.options.cacheFile;
+    if (file === undefined) return;
+    try {
+      writeSyncCache(file, { state: { revision, store: await this.storeIdentity(), context: await this.contextDigest(loaded.bundle) }, sources: loaded.sources });
+    } catch (error) {
+      this.options.services.logger.warn(`project: could not save ${file}: ${(error as Error).message}`);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
@@ -139,7 +223,8 @@ export class ProjectSync {
       // Store changes not yet in the files go there first: otherwise applying the files with
       // prune would undo them (a three-way merge: each side's changes since the last sync win).
       if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) await this.writeBack();
-      const loaded = loadProject(this.dir);
+      const before = await this.options.storeRevision();
+      const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
       if (loaded.problems.length > 0) {
         this.troubled = true;
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);
@@ -149,10 +234,18 @@ export class ProjectSync {
       this.files = loaded.files;
       try {
         const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false, actor: PROJECT_SYNC_ACTOR });
-        // The files are what is in step now; the next poll writes back anything the store has
-        // beyond them (an API change that raced this reconcile).
         this.synced = loaded.bundle;
-        this.syncedRevision = -1;
+        this.sources = loaded.sources;
+        const after = await this.options.storeRevision();
+        if (result.changes.length === 0 && after === before) {
+          // Nothing to apply and nobody wrote meanwhile: files and store are in step at this revision.
+          this.syncedRevision = after;
+          await this.saveCache(loaded, after);
+        } else {
+          // The files are what is in step now; the next poll writes back anything the store has
+          // beyond them (an API change that raced this reconcile).
+          this.syncedRevision = -1;
+        }
         status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: result.summary } });
         const { create, update, delete: removed } = result.summary;
         // Whoever watched the warnings go by needs to see them end too.
@@ -217,7 +310,7 @@ export class ProjectSync {
   private async writeBack(): Promise<void> {
     if (this.closed || this.synced === null) return;
     const { services } = this.options;
-    const loaded = loadProject(this.dir);
+    const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
     if (loaded.problems.length > 0) return; // an edit in progress: wait until the files are valid
     this.files = loaded.files;
     const revision = await this.options.storeRevision();
@@ -239,17 +332,31 @@ export class ProjectSync {
     }
     this.synced = current;
     this.syncedRevision = revision;
+    // The files now hold the store's state: only what was written is parsed to know them.
+    const written = changes.length === 0 ? loaded : loadProject(this.dir, { cache: loaded.sources, checks: 'never' });
+    if (written.problems.length > 0) return;
+    this.files = written.files;
+    this.sources = written.sources;
+    await this.saveCache(written, revision);
   }
 
-  /** Runs a write and records the content of every file it touched. */
-  private remember(write: () => unknown): void {
-    const before = snapshot(this.dir);
+  /**
+   * Runs a write and records the content of every file it touched. A write into an empty
+   * directory says what it wrote (`recorded`); others are found by comparing the files before and after.
+   */
+  private remember(write: () => unknown, recorded?: SourceRecorder): void {
+    const before = recorded ? null : snapshot(this.dir);
     try {
       write();
     } catch (error) {
       this.options.services.logger.warn(`project: could not write back to ${this.dir}: ${(error as Error).message}`);
     }
+    if (recorded) {
+      for (const [path, content] of recorded.hashes) this.written.set(path, content);
+      return;
+    }
     const after = snapshot(this.dir);
+    if (before === null) return;
     for (const [path, content] of after) if (before.get(path) !== content) this.written.set(path, content);
     for (const path of before.keys()) if (!after.has(path)) this.written.set(path, 'deleted');
   }
@@ -265,6 +372,25 @@ export class ProjectSync {
 
 function hash(content: Buffer | string): string {
   return createHash('sha256').update(content).digest('hex');
+}
+
+/** What a write told it wrote (WriteRecorder), as a load's cache and as content hashes by absolute path. */
+class SourceRecorder {
+  readonly sources = { files: new Map<string, SourceFile>(), handlers: new Map<string, string>() };
+  readonly hashes = new Map<string, string>();
+  private readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  readonly record: WriteRecorder = ({ abs, text, file, value }) => {
+    const digest = hashText(text);
+    this.hashes.set(resolve(abs), digest);
+    const relPath = relative(this.dir, abs).split(sep).join('/');
+    if (file === 'handler') this.sources.handlers.set(relPath, digest);
+    else if (value !== undefined) this.sources.files.set(relPath, { hash: digest, value });
+  };
 }
 
 /** Content hashes of the definition and handler files (small directories: read fully). */

@@ -60,6 +60,8 @@ export interface SpecEntry {
   where: string;
   /** Receives problems with paths relative to the definition. */
   report(problem: SpecProblem): void;
+  /** Checked on its own before and unchanged since (a project file the sync saw without problems): only the rules across entries run. */
+  checked?: boolean;
 }
 
 /**
@@ -67,7 +69,7 @@ export interface SpecEntry {
  * entries that references may name too (`kind:key`; the store's, when applying without prune).
  */
 export function checkSpecs(entries: readonly SpecEntry[], known: ReadonlySet<string> = new Set()): void {
-  for (const entry of entries) for (const problem of specProblems(entry.kind.kind, entry.spec)) entry.report(problem);
+  for (const entry of entries) if (!entry.checked) for (const problem of specProblems(entry.kind.kind, entry.spec)) entry.report(problem);
 
   const firstByKey = new Map<string, SpecEntry>();
   for (const entry of entries) {

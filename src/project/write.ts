@@ -6,9 +6,9 @@ import { loadProject, projectFileKey, type ProjectFile } from './files.ts';
 import { orderKeys } from './key-order.ts';
 import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
-import { handlerPath, isPlainObject, schemaComment, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, isPlainObject, schemaComment, WriteBatch, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 
-export { handlerPath, SCHEMA_LINE, schemaComment, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+export { handlerPath, SCHEMA_LINE, schemaComment, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
 
 /**
  * Write-back: definitions from the store (or a bundle) into the project directory.
@@ -41,7 +41,10 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   const files = options.files ?? loadProject(dir, options).files;
   const key = kind.key(spec);
   const existing = files.get(projectFileKey(kind.kind, key));
-  if (existing?.resource) return writeResourceMember(dir, kind, existing, spec, { ...options, files });
+  if (existing?.resource) {
+    takenNames.delete(files);
+    return writeResourceMember(dir, kind, existing, spec, { ...options, files });
+  }
   const relPath = existing?.relPath ?? freeName(root, kind, spec, files);
   const value = { ...(spec as Record<string, unknown>) };
 
@@ -65,9 +68,14 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
 
   const schema = readSchema(kind.schemaFile);
   const ordered = orderKeys(value, schema, schema);
-  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders);
+  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders, options.record, options.batch);
   let codeChanged = false;
-  if (handlerFile && typeof handlerFile.code === 'string') codeChanged = writeIfDifferent(join(root, handlerFile.relPath), handlerFile.code);
+  if (handlerFile && typeof handlerFile.code === 'string') {
+    const abs = join(root, handlerFile.relPath);
+    codeChanged = writeIfDifferent(abs, handlerFile.code, undefined, options.batch);
+    if (codeChanged) options.record?.({ abs, text: handlerFile.code, file: 'handler' });
+  }
+  takenNames.get(files)?.add(relPath, handlerFile?.relPath);
 
   files.set(projectFileKey(kind.kind, key), {
     kind: kind.kind,
@@ -87,6 +95,7 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
   const entry = files.get(fileKey);
   if (!entry) return [];
   files.delete(fileKey);
+  takenNames.delete(files);
   const removed: string[] = [];
   if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method)) {
     // Other methods remain in the file: only the method's own handler file may go.
@@ -95,7 +104,7 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
     removed.push(entry.relPath);
   }
   const handler = entry.handlerFile?.relPath;
-  if (handler && ![...files.values()].some((other) => other.handlerFile?.relPath === handler)) {
+  if (handler && !someValue(files, (other) => other.handlerFile?.relPath === handler)) {
     rmSync(join(root, handler), { force: true });
     removed.push(handler);
   }
@@ -126,25 +135,67 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   for (const [fileKey, entry] of [...files]) {
     if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files }));
   }
-  for (const entry of wanted) {
-    const written = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing: (kind, key) => wanted.find((other) => other.kind.kind === kind && other.key === key)?.spec });
-    // A resource file holds several definitions: it is listed once, as written when any of them changed it.
-    if (written.changed) {
-      if (!result.written.includes(written.relPath)) result.written.push(written.relPath);
-      result.unchanged = result.unchanged.filter((relPath) => relPath !== written.relPath);
-    } else if (!result.written.includes(written.relPath) && !result.unchanged.includes(written.relPath)) {
-      result.unchanged.push(written.relPath);
+  // Into a directory without definitions every file is new and none is read back meanwhile: written together.
+  const batch = files.size === 0 ? new WriteBatch() : undefined;
+  const byKey = new Map(wanted.map((entry) => [projectFileKey(entry.kind.kind, entry.key), entry.spec]));
+  const writing = (kind: KindName, key: string): object | undefined => byKey.get(projectFileKey(kind, key));
+  // A resource file holds several definitions: it is listed once, as written when any of them changed it.
+  const written = new Set<string>();
+  const unchanged = new Set<string>();
+  try {
+    for (const entry of wanted) {
+      const one = writeSpec(dir, entry.kind.kind, entry.spec, { ...options, files, writing, ...(batch ? { batch } : {}) });
+      if (one.changed) {
+        written.add(one.relPath);
+        unchanged.delete(one.relPath);
+      } else if (!written.has(one.relPath)) {
+        unchanged.add(one.relPath);
+      }
     }
+  } catch (error) {
+    batch?.abort();
+    throw error;
   }
+  batch?.commit();
+  result.written = [...written];
+  result.unchanged = [...unchanged];
   return result;
+}
+
+/**
+ * The names new files may not take, per files map (freeName), built once and kept up to date by
+ * writeSpec; dropped when a removal or a resource file changes the map in other ways.
+ */
+class TakenNames {
+  private readonly names = new Set<string>();
+
+  constructor(files: Map<string, ProjectFile>) {
+    for (const entry of files.values()) this.add(entry.relPath, entry.handlerFile?.relPath);
+  }
+
+  add(relPath: string, handler: string | undefined): void {
+    this.names.add(relPath);
+    if (handler !== undefined) this.names.add(handler);
+  }
+
+  has(relPath: string): boolean {
+    return this.names.has(relPath);
+  }
+}
+
+const takenNames = new WeakMap<Map<string, ProjectFile>, TakenNames>();
+
+function someValue<V>(map: Map<string, V>, test: (value: V) => boolean): boolean {
+  for (const value of map.values()) if (test(value)) return true;
+  return false;
 }
 
 /** `<dir>/<fileName>`, or `<name>-2.yaml`, ... when another definition (or any file) has it. */
 function freeName(root: string, kind: Kind, spec: object, files: Map<string, ProjectFile>): string {
-  const taken = new Set<string>();
-  for (const entry of files.values()) {
-    taken.add(entry.relPath);
-    if (entry.handlerFile) taken.add(entry.handlerFile.relPath);
+  let taken = takenNames.get(files);
+  if (!taken) {
+    taken = new TakenNames(files);
+    takenNames.set(files, taken);
   }
   const stem = kind.fileName(spec).replace(/\.yaml$/, '');
   for (let n = 1; ; n++) {

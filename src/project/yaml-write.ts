@@ -1,8 +1,9 @@
 // The primitives of write-back: atomic file writes, YAML updated in place (comments, quoting and
 // key order kept), the schema comment line, handler paths. write.ts writes definitions with them,
 // and write-resource.ts folds resource files with them.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Document, isMap, isNode, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import type { LoadOptions, ProjectFile } from './files.ts';
@@ -24,7 +25,14 @@ export interface WriteOptions extends LoadOptions {
   writing?: (kind: KindName, key: string) => object | undefined;
   /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
   placeholders?: ResolveOptions;
+  /** Told of every file written: a new YAML file with the value it holds (so it need not be parsed back), a handler file's text. */
+  record?: WriteRecorder;
+  /** Files are written to their temp files only, and put in place together by the batch's commit (see WriteBatch). */
+  batch?: WriteBatch;
 }
+
+/** `value`: a new YAML file's value (it reads back as that); absent when it must be parsed to be known. */
+export type WriteRecorder = (written: { abs: string; text: string; file: 'yaml' | 'handler'; value?: unknown }) => void;
 
 export interface WriteResult {
   /** As given dir joined with relPath. */
@@ -81,7 +89,7 @@ export function handlerPath(root: string, relPath: string, ref: string): string 
 }
 
 /** Returns whether the file changed. */
-export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined): boolean {
+export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined, record?: WriteRecorder, batch?: WriteBatch): boolean {
   const old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
   let text: string | undefined;
   if (old !== undefined) {
@@ -95,15 +103,27 @@ export function writeYaml(abs: string, value: unknown, header: () => string, pla
       text = `${schemaLine?.replace(/\s+$/, '') ?? header()}\n${doc.toString(TO_STRING)}`;
     }
   }
-  text ??= `${header()}\n${new Document(value).toString(TO_STRING)}`;
-  return writeIfDifferent(abs, text, old);
+  if (text !== undefined) {
+    const changed = writeIfDifferent(abs, text, old, batch);
+    // Merged into an existing file: what it holds now is known by parsing it back (a load does).
+    if (changed) record?.({ abs, text, file: 'yaml' });
+    return changed;
+  }
+  text = `${header()}\n${new Document(value).toString(TO_STRING)}`;
+  const changed = writeIfDifferent(abs, text, old, batch);
+  // A new document: its YAML reads back as the value written (JSON values; undefined left out).
+  if (changed) record?.({ abs, text, file: 'yaml', value: JSON.parse(JSON.stringify(value)) as unknown });
+  return changed;
 }
 
-export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined): boolean {
+export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined, batch?: WriteBatch): boolean {
   if (old === text) return false;
+  if (batch) {
+    batch.write(abs, text);
+    return true;
+  }
   mkdirSync(dirname(abs), { recursive: true });
-  // A dotfile: the loader and the watcher ignore it while it exists.
-  const temp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = tempName(abs);
   try {
     writeFileSync(temp, text, { flag: 'wx', flush: true });
     renameSync(temp, abs);
@@ -112,6 +132,69 @@ export function writeIfDifferent(abs: string, text: string, old = existsSync(abs
     throw error;
   }
   return true;
+}
+
+/** A dotfile beside the target: the loader and the watcher ignore it while it exists. */
+const tempName = (abs: string): string => join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+
+/**
+ * Many new files written at once (a project written into an empty directory): each is written
+ * to its temp file, then all are flushed, renamed into place and their directories flushed.
+ * Flushing each file before the next is written costs a journal commit per file (~2 ms: 20 s at
+ * 10,000 files); flushed together, the first commit carries nearly all of them. No file ever
+ * appears under its name half-written. Only for files nobody reads before the commit: a
+ * batched file is not on disk under its name until then.
+ */
+export class WriteBatch {
+  private readonly pending: Array<{ temp: string; abs: string }> = [];
+
+  write(abs: string, text: string): void {
+    mkdirSync(dirname(abs), { recursive: true });
+    const temp = tempName(abs);
+    this.pending.push({ temp, abs });
+    writeFileSync(temp, text, { flag: 'wx' });
+  }
+
+  commit(): void {
+    const first = this.pending[0];
+    if (first === undefined) return;
+    try {
+      if (!syncFileSystem(first.temp)) for (const { temp } of this.pending) flush(temp);
+      for (const { temp, abs } of this.pending) renameSync(temp, abs);
+    } catch (error) {
+      this.abort();
+      throw error;
+    }
+    const dirs = new Set(this.pending.map(({ abs }) => dirname(abs)));
+    this.pending.length = 0;
+    if (!syncFileSystem(first.abs)) for (const dir of dirs) flush(dir);
+  }
+
+  /** Removes the temp files not yet renamed. */
+  abort(): void {
+    for (const { temp } of this.pending.splice(0)) rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * syncfs(2) on the filesystem holding `path` (`sync -f`, GNU coreutils and BusyBox on Linux):
+ * every file written so far is on disk after one call, where an fsync per file costs a device
+ * flush each (measured here: 3,000 files in 60 ms instead of 3 s). Node has no syncfs, hence the
+ * command. False when it is not available or fails: the caller then flushes file by file.
+ */
+function syncFileSystem(path: string): boolean {
+  if (process.platform !== 'linux') return false;
+  const result = spawnSync('sync', ['-f', path], { stdio: 'ignore', timeout: 120_000 });
+  return result.status === 0;
+}
+
+function flush(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 interface MergeState {

@@ -313,7 +313,7 @@ describe('files the loader ignores', () => {
   });
 
   it('loads an empty directory, or one without kind directories, as an empty bundle', () => {
-    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [], cronJobs: [], webhooks: [] }, problems: [], files: new Map() });
+    expect(loadProject(tempDir())).toEqual({ bundle: { groups: [], endpoints: [], cronJobs: [], webhooks: [] }, problems: [], files: new Map(), sources: { files: new Map(), handlers: new Map() }, unchanged: false });
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Bundle, EndpointSpec } from '../../src/project/bundle.ts';
@@ -12,6 +12,20 @@ const byKey = (bundle: Bundle, method: string, path: string): EndpointSpec => st
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
 
 describe('writing a whole project', () => {
+  it('into an empty directory: every file lands under its name together, no temp file is left, and it loads back as written', () => {
+    const source = loadProject(fixture('valid'));
+    expect(source.problems).toEqual([]);
+    const dir = tempDir();
+    const result = writeProject(dir, source.bundle, { handlers: 'file' });
+    const all = readdirSync(dir, { recursive: true }).map(String);
+    expect(all.filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(result.written.length).toBeGreaterThan(0);
+    for (const relPath of result.written) expect(existsSync(join(dir, relPath))).toBe(true);
+    const loaded = loadProject(dir);
+    expect(loaded.problems).toEqual([]);
+    expect(loaded.bundle).toEqual(source.bundle);
+  });
+
   it('writes what loads back into the same bundle', () => {
     const dir = tempDir();
     writeProject(dir, valid());
