@@ -9,7 +9,7 @@ import { accessDenial } from '../runtime/access.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { CompiledEndpoint, RouteTable } from '../runtime/route-table.ts';
 import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
-import { buildOpenApi } from './openapi-document.ts';
+import { buildOpenApiParts, openApiText } from './openapi-document.ts';
 import { creationOrder, endpointNames } from './operation-names.ts';
 
 export type OpenApiVersion = '3.0' | '3.1';
@@ -21,6 +21,8 @@ export type Audience = { everyone: true } | { principal: Principal };
 interface TableDocs {
   groups: Promise<ReadonlyMap<string, { name: string; description: string; order: number }>>;
   documents: Map<string, Buffer>;
+  /** Documents being built: a second request for one waits for the same build. */
+  building: Map<string, Promise<Buffer>>;
 }
 
 const MAX_AUDIENCES = 50;
@@ -45,32 +47,55 @@ export class OpenApiDocs {
     let docs = this.byTable.get(table);
     if (!docs) {
       const groups = this.deps.endpointGroups.all().then((all) => new Map(all.map((g) => [g._id, { name: g.name, description: g.description, order: g.order }])));
-      docs = { groups, documents: new Map() };
+      docs = { groups, documents: new Map(), building: new Map() };
       this.byTable.set(table, docs);
       // A failed read is not kept: the next request tries again.
       groups.catch(() => this.byTable.delete(table));
     }
     const endpoints = creationOrder('everyone' in audience ? table.endpoints : visibleTo(table.endpoints, audience.principal));
     const key = `${version}:${'everyone' in audience ? '*' : createHash('sha256').update(endpoints.map((e) => e.doc._id).join(',')).digest('base64url')}`;
-    const cached = docs.documents.get(key);
+    const cached = docs.documents.get(key) ?? docs.building.get(key);
     if (cached !== undefined) return cached;
+    const building = this.build(docs, table, endpoints, version);
+    docs.building.set(key, building);
+    try {
+      const bytes = await building;
+      this.keep(docs, key, bytes);
+      return bytes;
+    } finally {
+      docs.building.delete(key);
+    }
+  }
+
+  /**
+   * Built in parts, yielding to the event loop between them, and written straight into one buffer
+   * of the document's size: never one string of the whole document, nor its object tree.
+   */
+  private async build(docs: TableDocs, table: RouteTable, endpoints: CompiledEndpoint[], version: OpenApiVersion): Promise<Buffer> {
     const groups = await docs.groups;
     const readers = new Map(endpoints.filter((e) => e.doc.method === 'GET').map((e) => [e.pattern.path, e]));
-    const document = buildOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups });
-    // 3.1 reads the same document: it uses no construct whose meaning changed between the two.
-    if (version === '3.1') document.openapi = '3.1.0';
-    const bytes = Buffer.from(JSON.stringify(document), 'utf8');
+    const parts = await buildOpenApiParts({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups }, pause);
+    let size = 0;
+    for (const piece of openApiText(parts, version)) size += Buffer.byteLength(piece);
+    const bytes = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const piece of openApiText(parts, version)) at += bytes.write(piece, at);
+    return bytes;
+  }
+
+  /** The oldest go first; the one just built always stays. */
+  private keep(docs: TableDocs, key: string, bytes: Buffer): void {
     docs.documents.set(key, bytes);
-    // The oldest go first; the one just built always stays.
     let total = [...docs.documents.values()].reduce((sum, b) => sum + b.length, 0);
     for (const [oldKey, old] of docs.documents) {
       if (oldKey === key || (docs.documents.size <= MAX_AUDIENCES && total <= MAX_CACHED_BYTES)) break;
       docs.documents.delete(oldKey);
       total -= old.length;
     }
-    return bytes;
   }
 }
+
+const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The endpoints whose access type lets this caller in (network rules are checked per call). */
 export function visibleTo(endpoints: readonly CompiledEndpoint[], principal: Principal | undefined): CompiledEndpoint[] {

@@ -78,9 +78,26 @@ const SECURITY: Record<string, unknown[] | undefined> = {
   group: [{ bearerAuth: [] }],
 };
 
-export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
-  const schemas: Record<string, JsonSchema> = { ...COMPONENT_SCHEMAS };
-  const paths: Record<string, Record<string, unknown>> = {};
+/**
+ * The document in parts, each operation and each component schema already JSON text: at 10,000
+ * endpoints the document is tens of megabytes, and as one object tree (then one string) it took
+ * several times that in heap. `pause` is awaited every few hundred operations, so a build does not
+ * hold the event loop for seconds.
+ */
+export interface OpenApiParts {
+  tags: unknown[];
+  /** Path → method → the operation's JSON text; paths are sorted when written (openApiText). */
+  paths: Map<string, Map<string, string>>;
+  /** Component schema name → its JSON text, in the order they were first described. */
+  schemas: Map<string, string>;
+}
+
+const OPERATIONS_PER_PAUSE = 200;
+
+export async function buildOpenApiParts(source: DocumentSource, pause: () => Promise<void> = async () => {}): Promise<OpenApiParts> {
+  const schemas = new Map<string, string>(Object.entries(COMPONENT_SCHEMAS).map(([key, schema]) => [key, JSON.stringify(schema)]));
+  const put: PutSchema = (key, schema) => schemas.set(key, JSON.stringify(schema));
+  const paths = new Map<string, Map<string, string>>();
   const shapes = new Map<string, string>();
   const tags = new Set<string>();
   const nameOf = (endpoint: CompiledEndpoint) => source.names.get(endpoint.doc._id) ?? endpoint.doc._id;
@@ -88,7 +105,7 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     const reader = source.reader(path);
     if (!reader) return undefined;
     const key = `${nameOf(reader)}_populated`;
-    schemas[key] ??= populatedSchema(reader.schema.schema);
+    if (!schemas.has(key)) put(key, populatedSchema(reader.schema.schema));
     return ref('schemas', key);
   };
 
@@ -102,7 +119,9 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
   const operationIds = new Set<string>();
   const ownNames = new Set(source.names.values()); // every endpoint's, so ids do not vary by audience
 
+  let done = 0;
   for (const { endpoint, pattern, item } of operations) {
+    if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
     const name = nameOf(endpoint);
     const handler = endpoint.doc.handler.enabled;
     const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
@@ -111,17 +130,20 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     const shape = own.replace(/\{[^}]+\}/g, '{}');
     const path = shapes.get(shape) ?? own;
     const method = endpoint.doc.method.toLowerCase();
-    if (paths[path]?.[method]) continue; // the engine serves this path with the earlier operation
+    if (paths.get(path)?.has(method)) continue; // the engine serves this path with the earlier operation
     shapes.set(shape, path);
     if (!described.has(endpoint)) {
       described.add(endpoint);
-      if (!handler) schemas[`${name}_record`] = recordSchema(endpoint.schema.schema, populated);
+      if (!handler) {
+        const record = recordSchema(endpoint.schema.schema, populated);
+        put(`${name}_record`, record);
+      }
     }
     const group = endpoint.doc.groupId ? source.groups.get(endpoint.doc.groupId) : undefined;
     const tag = group?.name ?? UNGROUPED;
     tags.add(tag);
     const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
-    const body = requestBodies(endpoint, name, schemas)[item ? 'item' : 'collection'];
+    const body = requestBodies(endpoint, name, put)[item ? 'item' : 'collection'];
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     // A suffixed id could meet another endpoint's own name (`get_api_a` + `_by_id` is the name of
     // `GET /api/a/by/id`): the name wins, the suffixed id takes `_2`.
@@ -129,7 +151,9 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     let operationId = wanted;
     for (let n = 2; operationIds.has(operationId) || (operationId !== name && ownNames.has(operationId)); n++) operationId = `${wanted}_${n}`;
     operationIds.add(operationId);
-    (paths[path] ??= {})[method] = {
+    let methods = paths.get(path);
+    if (!methods) paths.set(path, (methods = new Map()));
+    methods.set(method, JSON.stringify({
       operationId,
       summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
       ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
@@ -140,22 +164,51 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
       ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
       'x-dyn-endpoint-id': endpoint.doc._id,
       'x-dyn-access': endpoint.doc.accessType,
-    };
+    }));
   }
 
   const groupTags = [...source.groups.values()].filter((g) => tags.has(g.name)).sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
   return {
-    openapi: '3.0.3',
-    info: {
-      title: 'dyn dynamic endpoints',
-      version: '1',
-      description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
-    },
     tags: [...groupTags.map((g) => ({ name: g.name, ...(g.description ? { description: g.description } : {}) })), ...(tags.has(UNGROUPED) && !groupTags.some((g) => g.name === UNGROUPED) ? [{ name: UNGROUPED }] : [])],
-    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    components: { schemas, responses: COMPONENT_RESPONSES, securitySchemes: SECURITY_SCHEMES },
+    paths,
+    schemas,
   };
 }
+
+const INFO = {
+  title: 'dyn dynamic endpoints',
+  version: '1',
+  description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
+};
+
+/**
+ * The document's JSON text in pieces, in order (the text JSON.stringify gives of the whole
+ * document): paths sorted, each path's operations and the component schemas in the order they
+ * were described. 3.1 reads the same document: it uses no construct whose meaning changed.
+ */
+export function* openApiText(parts: OpenApiParts, version: '3.0' | '3.1'): Generator<string> {
+  yield `{"openapi":${JSON.stringify(version === '3.1' ? '3.1.0' : '3.0.3')},"info":${JSON.stringify(INFO)},"tags":${JSON.stringify(parts.tags)},"paths":{`;
+  let first = true;
+  for (const path of [...parts.paths.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const operations = [...(parts.paths.get(path) as Map<string, string>)].map(([method, text]) => `${JSON.stringify(method)}:${text}`);
+    yield `${first ? '' : ','}${JSON.stringify(path)}:{${operations.join(',')}}`;
+    first = false;
+  }
+  yield '},"components":{"schemas":{';
+  first = true;
+  for (const [key, text] of parts.schemas) {
+    yield `${first ? '' : ','}${JSON.stringify(key)}:${text}`;
+    first = false;
+  }
+  yield `},"responses":${JSON.stringify(COMPONENT_RESPONSES)},"securitySchemes":${JSON.stringify(SECURITY_SCHEMES)}}}`;
+}
+
+/** The whole document as an object (for callers that want one; the server writes openApiText). */
+export async function buildOpenApi(source: DocumentSource): Promise<Record<string, unknown>> {
+  return JSON.parse([...openApiText(await buildOpenApiParts(source), '3.0')].join('')) as Record<string, unknown>;
+}
+
+type PutSchema = (key: string, schema: JsonSchema) => void;
 
 function literalCount(pattern: PathPattern): number {
   return pattern.segments.filter((s) => 'literal' in s).length;
@@ -236,7 +289,7 @@ function operandSchema(def: FieldDef, operator: string): JsonSchema {
   return { type: 'string' };
 }
 
-function requestBodies(endpoint: CompiledEndpoint, name: string, schemas: Record<string, JsonSchema>): { collection?: unknown; item?: unknown } {
+function requestBodies(endpoint: CompiledEndpoint, name: string, put: PutSchema): { collection?: unknown; item?: unknown } {
   const method = endpoint.doc.method;
   const fields = endpoint.schema.schema;
   const body = (schema: JsonSchema, required: boolean) => ({ required, content: json(schema) });
@@ -244,16 +297,16 @@ function requestBodies(endpoint: CompiledEndpoint, name: string, schemas: Record
     if (method === 'GET' || method === 'DELETE') return {};
     // A handler reads any body; a schema with fields is checked first on POST and PUT.
     const typed = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0;
-    if (typed) schemas[`${name}_input`] = inputSchema(fields, 'create');
+    if (typed) put(`${name}_input`, inputSchema(fields, 'create'));
     const schema = typed ? ref('schemas', `${name}_input`) : {};
     return { collection: body(schema, typed), item: body(schema, typed) };
   }
   if (method === 'POST' || method === 'PUT') {
-    schemas[`${name}_input`] = inputSchema(fields, 'create');
+    put(`${name}_input`, inputSchema(fields, 'create'));
     return method === 'POST' ? { collection: body(ref('schemas', `${name}_input`), true) } : { item: body(ref('schemas', `${name}_input`), true) };
   }
   if (method === 'PATCH') {
-    schemas[`${name}_patch`] = inputSchema(fields, 'patch');
+    put(`${name}_patch`, inputSchema(fields, 'patch'));
     return { item: body(ref('schemas', `${name}_patch`), true) };
   }
   return {};
