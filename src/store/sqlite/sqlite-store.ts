@@ -731,7 +731,13 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
 }
 
 const MAX_CACHED_STATEMENTS = 500;
-/** Reads of the database file are memory-mapped up to this size (hot records stay in memory). */
+/**
+ * Reads of the database file are memory-mapped up to this size (hot records stay in memory).
+ * Kept after measuring without it (`npm run bench`, 300,000 records, getById and list): GET by id
+ * cost ~10% more CPU per request (78 µs instead of 71 µs), lists the same. The mapped pages
+ * count in RSS as file-backed memory the kernel drops under pressure; nothing at start and no
+ * bulk work (see bulk()) reads through the map, so it grows only with the records actually read.
+ */
 const MMAP_BYTES = 268435456;
 /** The page cache (per connection), and its bound while bulk work runs (see bulk()). */
 const CACHE_KB = 65536;
