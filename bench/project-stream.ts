@@ -5,7 +5,8 @@
  * process, times `GET /api/project/export?data=true&format=jsonl` to a file, then imports that file
  * (`POST /api/project/import?mode=replace`, JSON Lines, streamed) into a fresh dyn process. For
  * both servers it reads the peak resident memory (VmHWM in /proc/<pid>/status); the goal is under
- * 300 MB whatever the record count. Prints a table and saves the figures under bench/results/.
+ * 300 MB whatever the record count. It also times the start of a server on the seeded store
+ * (spawn to listening) and its peak memory by then. Prints a table and saves the figures under bench/results/.
  *
  * Environment: BENCH_STREAM_RECORDS (1000000; 20000 for a smoke run), BENCH_KEEP=1 keeps the
  * temp directory. Other processes on the machine make the times noisy; the memory figures are not.
@@ -200,8 +201,11 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
     await seed(sourceDir, endpointId, count);
     const seedSeconds = (performance.now() - started) / 1000;
 
-    // 3. Export from a freshly started server (its peak memory is the export's).
+    // 3. Export from a freshly started server (its peak memory is the export's). Its start on a
+    // store of `count` records is timed too: nothing at start should read every record.
+    started = performance.now();
     source = await startDyn(sourceDir);
+    const startSeconds = (performance.now() - started) / 1000;
     running.push(source);
     const sourceToken = await login(source);
     const sourceStartRss = peakRssMb(source.proc.pid);
@@ -246,6 +250,7 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
       records: count,
       fileMB: Math.round((bytes / 1024 / 1024) * 10) / 10,
       seedSeconds: round(seedSeconds),
+      start: { seconds: round(startSeconds), rssMB: sourceStartRss },
       export: { seconds: round(exportSeconds), recordsPerSecond: Math.round(count / exportSeconds), mbPerSecond: round(bytes / 1024 / 1024 / exportSeconds), serverPeakRssMB: exportPeakRss, serverRssAfterStartMB: sourceStartRss, peakAnonMB: exportParts.peakAnonMB, peakFileMB: exportParts.peakFileMB },
       import: { seconds: round(importSeconds), recordsPerSecond: Math.round(count / importSeconds), progressLines: answer.length - 1, serverPeakRssMB: importPeakRss, serverRssAfterStartMB: targetStartRss, peakAnonMB: importParts.peakAnonMB, peakFileMB: importParts.peakFileMB },
       goalPeakRssMB: GOAL_MB,
@@ -266,6 +271,7 @@ function printTable(f: Awaited<ReturnType<typeof runProjectStream>> & Record<str
   const rows = [
     ['step', 'seconds', 'records/s', 'server peak RSS (VmHWM)', 'after start', 'peak anon', 'peak file-backed'],
     ['seed (store, no HTTP)', String(f.seedSeconds), '', '', '', '', ''],
+    [`start on ${f.records.toLocaleString('en-US')} records`, String(f.start.seconds), '', `${f.start.rssMB} MB`, '', '', ''],
     ['export (jsonl)', String(f.export.seconds), f.export.recordsPerSecond.toLocaleString('en-US'), `${f.export.serverPeakRssMB} MB`, `${f.export.serverRssAfterStartMB} MB`, `${f.export.peakAnonMB} MB`, `${f.export.peakFileMB} MB`],
     ['import (jsonl, replace)', String(f.import.seconds), f.import.recordsPerSecond.toLocaleString('en-US'), `${f.import.serverPeakRssMB} MB`, `${f.import.serverRssAfterStartMB} MB`, `${f.import.peakAnonMB} MB`, `${f.import.peakFileMB} MB`],
   ];

@@ -124,7 +124,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await endpoints.finishInterruptedMoves();
   await forgetInitialPasswordOnceChanged({ store, events, logger, dataDir: config.dataDir });
   await endpoints.ensureSystemEndpoints();
-  await records.recountAll();
+  await records.healCounters();
   // Record indexes the definitions ask for but the store lacks (a build a stop interrupted, a
   // store written by an earlier version) are built in the background: serving starts at once,
   // and lists use an index once it exists (README: "Indexed and unique fields").

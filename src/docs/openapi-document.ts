@@ -78,19 +78,55 @@ const SECURITY: Record<string, unknown[] | undefined> = {
   group: [{ bearerAuth: [] }],
 };
 
-export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
-  const schemas: Record<string, JsonSchema> = { ...COMPONENT_SCHEMAS };
-  const paths: Record<string, Record<string, unknown>> = {};
+/**
+ * The document, planned first and written afterwards. At 10,000 endpoints it is tens of megabytes:
+ * as one object tree (then one string) it took several times that in heap. The plan keeps, per
+ * operation, only what was decided (path, operationId, parameter names, tag) and per component
+ * schema how to make it; writing makes each operation and schema, turns it into JSON text and
+ * hands the text on, one at a time. `pause` is awaited every few hundred operations, so neither
+ * step holds the event loop for long.
+ */
+export interface OpenApiPlan {
+  tags: unknown[];
+  /** Path → method → the operation to write; paths are sorted when written. */
+  paths: Map<string, Map<string, PlannedOperation>>;
+  /** Component schema name → how to make it, in the order they were first described. */
+  schemas: Map<string, () => JsonSchema>;
+}
+
+interface PlannedOperation {
+  endpoint: CompiledEndpoint;
+  pattern: PathPattern;
+  item: boolean;
+  name: string;
+  operationId: string;
+  tag: string;
+  alias: string | null;
+  /** The parameter names of the document's path (positional). */
+  names: string[];
+}
+
+const OPERATIONS_PER_PAUSE = 200;
+type Pause = () => Promise<void>;
+const noPause: Pause = async () => {};
+
+export async function planOpenApi(source: DocumentSource, pause: Pause = noPause): Promise<OpenApiPlan> {
+  const schemas = new Map<string, () => JsonSchema>(Object.entries(COMPONENT_SCHEMAS).map(([key, schema]) => [key, () => schema]));
+  const paths = new Map<string, Map<string, PlannedOperation>>();
   const shapes = new Map<string, string>();
   const tags = new Set<string>();
   const nameOf = (endpoint: CompiledEndpoint) => source.names.get(endpoint.doc._id) ?? endpoint.doc._id;
+  // A record schema names the populated shapes it links to: registered as it is planned, so they
+  // come before it in the document, as when the document was one object.
   const populated = (path: string): JsonSchema | undefined => {
     const reader = source.reader(path);
     if (!reader) return undefined;
     const key = `${nameOf(reader)}_populated`;
-    schemas[key] ??= populatedSchema(reader.schema.schema);
+    if (!schemas.has(key)) schemas.set(key, () => populatedSchema(reader.schema.schema));
     return ref('schemas', key);
   };
+  const linked = (path: string): JsonSchema | undefined => (source.reader(path) ? ref('schemas', `${nameOf(source.reader(path) as CompiledEndpoint)}_populated`) : undefined);
+  const put: PutSchema = (key, make) => schemas.set(key, make);
 
   // Every operation, in the route table's order of precedence for a concrete path: collection
   // routes before item routes, then more literal segments, then creation order.
@@ -102,7 +138,9 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
   const operationIds = new Set<string>();
   const ownNames = new Set(source.names.values()); // every endpoint's, so ids do not vary by audience
 
+  let done = 0;
   for (const { endpoint, pattern, item } of operations) {
+    if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
     const name = nameOf(endpoint);
     const handler = endpoint.doc.handler.enabled;
     const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
@@ -111,17 +149,20 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     const shape = own.replace(/\{[^}]+\}/g, '{}');
     const path = shapes.get(shape) ?? own;
     const method = endpoint.doc.method.toLowerCase();
-    if (paths[path]?.[method]) continue; // the engine serves this path with the earlier operation
+    if (paths.get(path)?.has(method)) continue; // the engine serves this path with the earlier operation
     shapes.set(shape, path);
     if (!described.has(endpoint)) {
       described.add(endpoint);
-      if (!handler) schemas[`${name}_record`] = recordSchema(endpoint.schema.schema, populated);
+      if (!handler) {
+        recordSchema(endpoint.schema.schema, populated);
+        put(`${name}_record`, () => recordSchema(endpoint.schema.schema, linked));
+      }
     }
     const group = endpoint.doc.groupId ? source.groups.get(endpoint.doc.groupId) : undefined;
     const tag = group?.name ?? UNGROUPED;
     tags.add(tag);
     const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
-    const body = requestBodies(endpoint, name, schemas)[item ? 'item' : 'collection'];
+    requestBodies(endpoint, name, put);
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     // A suffixed id could meet another endpoint's own name (`get_api_a` + `_by_id` is the name of
     // `GET /api/a/by/id`): the name wins, the suffixed id takes `_2`.
@@ -129,33 +170,77 @@ export function buildOpenApi(source: DocumentSource): Record<string, unknown> {
     let operationId = wanted;
     for (let n = 2; operationIds.has(operationId) || (operationId !== name && ownNames.has(operationId)); n++) operationId = `${wanted}_${n}`;
     operationIds.add(operationId);
-    (paths[path] ??= {})[method] = {
-      operationId,
-      summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
-      ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
-      tags: [tag],
-      parameters: [...pathParameters(pattern, item ? idName : null, handler, names), ...queryParameters(endpoint, item)],
-      ...(body ? { requestBody: body } : {}),
-      responses: responses(endpoint, name, item),
-      ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
-      'x-dyn-endpoint-id': endpoint.doc._id,
-      'x-dyn-access': endpoint.doc.accessType,
-    };
+    let methods = paths.get(path);
+    if (!methods) paths.set(path, (methods = new Map()));
+    methods.set(method, { endpoint, pattern, item, name, operationId, tag, alias, names });
   }
 
   const groupTags = [...source.groups.values()].filter((g) => tags.has(g.name)).sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
   return {
-    openapi: '3.0.3',
-    info: {
-      title: 'dyn dynamic endpoints',
-      version: '1',
-      description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
-    },
     tags: [...groupTags.map((g) => ({ name: g.name, ...(g.description ? { description: g.description } : {}) })), ...(tags.has(UNGROUPED) && !groupTags.some((g) => g.name === UNGROUPED) ? [{ name: UNGROUPED }] : [])],
-    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    components: { schemas, responses: COMPONENT_RESPONSES, securitySchemes: SECURITY_SCHEMES },
+    paths,
+    schemas,
   };
 }
+
+function operationOf(planned: PlannedOperation): Record<string, unknown> {
+  const { endpoint, pattern, item, name, operationId, tag, alias, names } = planned;
+  const handler = endpoint.doc.handler.enabled;
+  const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
+  const body = requestBodies(endpoint, name, () => {})[item ? 'item' : 'collection'];
+  return {
+    operationId,
+    summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
+    ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
+    tags: [tag],
+    parameters: [...pathParameters(pattern, item ? idName : null, handler, names), ...queryParameters(endpoint, item)],
+    ...(body ? { requestBody: body } : {}),
+    responses: responses(endpoint, name, item),
+    ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
+    'x-dyn-endpoint-id': endpoint.doc._id,
+    'x-dyn-access': endpoint.doc.accessType,
+  };
+}
+
+const INFO = {
+  title: 'dyn dynamic endpoints',
+  version: '1',
+  description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
+};
+
+/**
+ * Writes the document's JSON text in pieces, in order — the text JSON.stringify gives of the
+ * whole document: paths sorted, each path's operations and the component schemas in the order
+ * they were planned. 3.1 reads the same document: it uses no construct whose meaning changed.
+ */
+export async function writeOpenApi(plan: OpenApiPlan, version: '3.0' | '3.1', write: (text: string) => void | Promise<void>, pause: Pause = noPause): Promise<void> {
+  await write(`{"openapi":${JSON.stringify(version === '3.1' ? '3.1.0' : '3.0.3')},"info":${JSON.stringify(INFO)},"tags":${JSON.stringify(plan.tags)},"paths":{`);
+  let first = true;
+  let done = 0;
+  for (const path of [...plan.paths.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const operations = [...(plan.paths.get(path) as Map<string, PlannedOperation>)].map(([method, planned]) => `${JSON.stringify(method)}:${JSON.stringify(operationOf(planned))}`);
+    await write(`${first ? '' : ','}${JSON.stringify(path)}:{${operations.join(',')}}`);
+    first = false;
+    if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
+  }
+  await write('},"components":{"schemas":{');
+  first = true;
+  for (const [key, make] of plan.schemas) {
+    await write(`${first ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(make())}`);
+    first = false;
+    if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
+  }
+  await write(`},"responses":${JSON.stringify(COMPONENT_RESPONSES)},"securitySchemes":${JSON.stringify(SECURITY_SCHEMES)}}}`);
+}
+
+/** The whole document as an object, for callers that want one (the server writes it as text: OpenApiDocs). */
+export async function buildOpenApi(source: DocumentSource, version: '3.0' | '3.1' = '3.0'): Promise<Record<string, unknown>> {
+  const pieces: string[] = [];
+  await writeOpenApi(await planOpenApi(source), version, (text) => void pieces.push(text));
+  return JSON.parse(pieces.join('')) as Record<string, unknown>;
+}
+
+type PutSchema = (key: string, make: () => JsonSchema) => void;
 
 function literalCount(pattern: PathPattern): number {
   return pattern.segments.filter((s) => 'literal' in s).length;
@@ -236,7 +321,7 @@ function operandSchema(def: FieldDef, operator: string): JsonSchema {
   return { type: 'string' };
 }
 
-function requestBodies(endpoint: CompiledEndpoint, name: string, schemas: Record<string, JsonSchema>): { collection?: unknown; item?: unknown } {
+function requestBodies(endpoint: CompiledEndpoint, name: string, put: PutSchema): { collection?: unknown; item?: unknown } {
   const method = endpoint.doc.method;
   const fields = endpoint.schema.schema;
   const body = (schema: JsonSchema, required: boolean) => ({ required, content: json(schema) });
@@ -244,16 +329,16 @@ function requestBodies(endpoint: CompiledEndpoint, name: string, schemas: Record
     if (method === 'GET' || method === 'DELETE') return {};
     // A handler reads any body; a schema with fields is checked first on POST and PUT.
     const typed = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0;
-    if (typed) schemas[`${name}_input`] = inputSchema(fields, 'create');
+    if (typed) put(`${name}_input`, () => inputSchema(fields, 'create'));
     const schema = typed ? ref('schemas', `${name}_input`) : {};
     return { collection: body(schema, typed), item: body(schema, typed) };
   }
   if (method === 'POST' || method === 'PUT') {
-    schemas[`${name}_input`] = inputSchema(fields, 'create');
+    put(`${name}_input`, () => inputSchema(fields, 'create'));
     return method === 'POST' ? { collection: body(ref('schemas', `${name}_input`), true) } : { item: body(ref('schemas', `${name}_input`), true) };
   }
   if (method === 'PATCH') {
-    schemas[`${name}_patch`] = inputSchema(fields, 'patch');
+    put(`${name}_patch`, () => inputSchema(fields, 'patch'));
     return { item: body(ref('schemas', `${name}_patch`), true) };
   }
   return {};

@@ -167,22 +167,18 @@ async function commit(services: ProjectServices, bundle: Bundle, plan: Plan, sta
     if (plan.desired.settings) await services.settings.update(prune ? { ...DEFAULT_SETTINGS, ...plan.desired.settings } : plan.desired.settings, options.actor);
     const applied = await applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor });
     await rememberPlaceholders(services.store, bundle, plan.desired);
+    // Paths that will hold expiring records count their totals from then on (see RecordsService.list):
+    // marked before the move, so no stop between the two leaves them on a counter that expiry
+    // makes stale (counters are not recomputed at start on the embedded store).
+    if (stage) await services.records.markExpiring(stage.expiring);
     // The records and their totals, in one step (see RecordStage.commit).
     const moved = stage ? await stage.commit(options.mode, await endpointKind.ids(services)) : null;
     return { changes: applied, records: moved };
   });
-  if (stage) await markExpiring(services, stage);
   const summary = summarize(changes);
   const extra = [records !== null ? `${records} records` : '', settings ? 'settings' : ''].filter(Boolean);
   await services.audit.change(options.actor, { action: 'project_imported', message: `Project imported (${options.mode}): ${counts(summary)}${extra.length ? `; ${extra.join(', ')}` : ''}`, source: 'project' });
   return { mode: options.mode, changes, summary, applied: true, records, settings };
-}
-
-/** Paths that now hold expiring records count their totals from then on (see RecordsService.list). */
-async function markExpiring(services: ProjectServices, stage: RecordStage): Promise<void> {
-  for (const resourcePath of stage.expiring) {
-    await services.store.collection('recordcounts').updateOne({ resourcePath }, { $set: { expiring: true } }, { upsert: true });
-  }
 }
 
 /** Owners among the endpoints that will exist: the bundle's, and without prune the store's too. */

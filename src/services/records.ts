@@ -263,6 +263,7 @@ export class RecordsService {
   async planMove(endpointId: string, from: PathPattern, to: PathPattern): Promise<{ writes: BatchWrite[]; recounts: BatchRecount[] }> {
     const own = await this.records.find({ endpointId });
     const touched = new Set<string>();
+    const expiring = new Set<string>();
     const writes: BatchWrite[] = [];
     for (const record of own) {
       const params = matchSegments(from, splitPath(record.resourcePath).map(decodeURIComponent));
@@ -270,7 +271,11 @@ export class RecordsService {
       const resourcePath = fillPattern(to, params);
       writes.push({ collection: 'endpointdatas', filter: { _id: record._id }, update: { $set: { resourcePath } } });
       touched.add(record.resourcePath).add(resourcePath);
+      if (record.expiresAt) expiring.add(resourcePath);
     }
+    // Before the move lands: a path marked and then left without expiring records (the batch
+    // refused) only counts its totals; one holding them unmarked would serve a stale counter.
+    await this.markExpiring(expiring);
     const recounts = [...touched].map((resourcePath) => ({ collection: 'recordcounts', key: { resourcePath }, field: 'count', of: { collection: 'endpointdatas', filter: { resourcePath } } }));
     return { writes, recounts };
   }
@@ -289,5 +294,26 @@ export class RecordsService {
       const count = await this.records.count({ resourcePath: counter.resourcePath });
       if (count !== counter.count) await this.counts.updateOne({ resourcePath: counter.resourcePath }, { $set: { count } }, { upsert: true });
     }
+  }
+
+  /**
+   * At start: heals the counters that may have drifted, and only those. The embedded store
+   * changes a counter in the transaction of its insert or delete, so its counters cannot drift
+   * and nothing is read (a recount of 1,000,000 records read the whole table, hundreds of MB,
+   * at every start). MongoDB applies the two in order, so a crash between them leaves a counter
+   * off by one: those are recounted. Paths with expiring records are skipped on both: their
+   * totals are counted on every list, the counter is not read.
+   */
+  async healCounters(): Promise<void> {
+    if (this.store.kind === 'embedded') return;
+    for (const counter of await this.counts.find({ expiring: { $ne: true } })) {
+      const count = await this.records.count({ resourcePath: counter.resourcePath });
+      if (count !== counter.count) await this.counts.updateOne({ resourcePath: counter.resourcePath }, { $set: { count } }, { upsert: true });
+    }
+  }
+
+  /** From now on the totals of these paths are counted, not read off their counters (they hold or will hold expiring records). */
+  async markExpiring(resourcePaths: Iterable<string>): Promise<void> {
+    for (const resourcePath of resourcePaths) await this.counts.updateOne({ resourcePath }, { $set: { expiring: true } }, { upsert: true });
   }
 }

@@ -29,6 +29,7 @@ export const COLLECTIONS: readonly CollectionSpec[] = [
     name: 'importrecords',
     indexes: [{ fields: ['stageId', 'targetId'], unique: true }, { fields: ['stagedAt'] }],
     columns: { text: ['stageId', 'targetId', 'stagedAt', 'resourcePath', 'endpointId', 'createdAt', 'updatedAt', 'expiresAt'], json: ['data'] },
+    bulk: true,
   },
   // Record totals per resourcePath, so list totals need no COUNT over the records.
   { name: 'recordcounts', indexes: [{ fields: ['resourcePath'], unique: true }] },

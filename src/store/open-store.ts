@@ -1,4 +1,3 @@
-import { openMongoStore } from './mongo/mongo-store.ts';
 import { openSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './types.ts';
 
@@ -8,8 +7,14 @@ export interface StoreConfig {
   sqliteSynchronous?: 'FULL' | 'NORMAL';
 }
 
-/** DATABASE_URL unset: the embedded store in DATA_DIR; mongodb:// or mongodb+srv://: MongoDB. */
+/**
+ * DATABASE_URL unset: the embedded store in DATA_DIR; mongodb:// or mongodb+srv://: MongoDB. The
+ * MongoDB driver is loaded only then: it adds ~30 MB to every process that loads it.
+ */
 export async function openStore(config: StoreConfig): Promise<Store> {
-  if (config.databaseUrl) return openMongoStore(config.databaseUrl);
+  if (config.databaseUrl) {
+    const { openMongoStore } = await import('./mongo/mongo-store.ts');
+    return openMongoStore(config.databaseUrl);
+  }
   return openSqliteStore({ dataDir: config.dataDir, ...(config.sqliteSynchronous ? { synchronous: config.sqliteSynchronous } : {}) });
 }

@@ -195,6 +195,13 @@ export interface CollectionSpec {
    * columns instead of parsing each document.
    */
   columns?: { text?: readonly string[]; json?: readonly string[] };
+  /**
+   * Written in bulk and read back once (an import's staging): the embedded store writes it
+   * through a small page cache, so a million staged rows do not fill the cache the hot records use.
+   * Its documents hold JSON values, dates only at the top level (the embedded store stores them
+   * without a JSON round trip).
+   */
+  bulk?: boolean;
 }
 
 /**

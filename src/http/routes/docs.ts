@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { badRequest, notFound } from '../../lib/errors.ts';
 import { DOCS_CSP, docsAsset } from '../../docs/docs-ui.ts';
 import { OPENAPI_VERSIONS, type OpenApiDocs, type OpenApiVersion } from '../../docs/openapi-docs.ts';
@@ -18,9 +20,17 @@ export function docsRoutes(router: ApiRouter, services: { openApi: OpenApiDocs }
       throw badRequest('Query parameter "version" must be 3.0 or 3.1', [{ field: 'version', message: 'must be 3.0 or 3.1' }]);
     }
     const audience = ctx.state.settings.openApiPublic ? { everyone: true as const } : { principal: requirePrincipal(ctx) };
+    const gzipped = await services.openApi.gzipped(audience, wanted);
     ctx.type = 'application/json; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
-    ctx.body = await services.openApi.bytes(audience, wanted);
+    ctx.vary('Accept-Encoding');
+    // Kept gzipped (see OpenApiDocs): sent as it is, or unzipped on the way to a client that does not take gzip.
+    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = gzipped;
+    } else {
+      ctx.body = Readable.from([gzipped]).pipe(createGunzip());
+    }
   });
 
   const serve = async (ctx: DynContext, name: string) => {
