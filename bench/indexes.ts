@@ -19,16 +19,16 @@
  * per scenario), BENCH_INDEX_CONNECTIONS (8), BENCH_INDEX_THREADS (2), BENCH_KEEP=1 to keep the
  * temp directory.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { INSTALL_HINT, runWrk, wrkVersion, writeStaticScript, type WrkResult } from './wrk.ts';
+import { dynServeArgs, intEnv, prng, startReporting, stopChild } from './processes.ts';
 
 const BENCH_DIR = import.meta.dirname;
-const ROOT = resolve(BENCH_DIR, '..');
 const ADMIN_PASSWORD = 'bench-admin-password-1';
 const PATH = '/api/bench/indexed';
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
@@ -43,26 +43,6 @@ const SCHEMA = {
   publishedAt: { type: 'datetime' },
   meta: { type: 'object' },
 };
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  return value;
-}
-
-/** Mulberry32, so every run stores the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Seeds `count` records on PATH in transactions of 50,000, and the path's counter. */
 async function seed(dataDir: string, count: number): Promise<number> {
@@ -103,30 +83,12 @@ async function seed(dataDir: string, count: number): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-function startDyn(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
+async function startDyn(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'NODE_ENV', 'REVISION_CHECK_MS', 'JWT_SECRET', 'JWT_REFRESH_SECRET']) delete env[name];
   Object.assign(env, { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, PROJECT_DIR: join(dataDir, 'project'), DEFAULT_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' });
-  const args = ['--import', pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href, join(ROOT, 'bin', 'dynctl.js'), 'serve'];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('dyn did not start within 120 s')), 120_000);
-    proc.once('exit', (code, signal) => fail(new Error(`dyn exited during startup (${signal ?? `exit ${code}`})`)));
-    proc.on('message', (message: { port?: unknown }) => {
-      if (typeof message?.port !== 'number') return;
-      clearTimeout(timer);
-      done({ proc, url: `http://127.0.0.1:${message.port}` });
-    });
-  });
-}
-
-async function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
+  const { proc, port } = await startReporting('dyn', dynServeArgs(), env, 120_000);
+  return { proc, url: `http://127.0.0.1:${port}` };
 }
 
 async function call(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; json: any }> {
@@ -219,7 +181,7 @@ export async function runIndexes(): Promise<Record<string, unknown>> {
     console.log(`saved ${file}`);
     return figures;
   } finally {
-    if (dyn) await stop(dyn.proc);
+    if (dyn) await stopChild(dyn.proc);
     if (process.env.BENCH_KEEP) console.log(`kept ${temp}`);
     else rmSync(temp, { recursive: true, force: true });
   }

@@ -27,7 +27,7 @@
  * route table (starts only). Figures on a shared 2-core machine
  * are noisy: compare runs of the same hour.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,18 +41,11 @@ import { Revisions } from '../src/services/revisions.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { SYNC_CACHE_FILE } from '../src/project/sync-cache.ts';
 import { runWrk, running as runningWrk, wrkVersion, INSTALL_HINT, type WrkResult } from './wrk.ts';
+import { children, dynServeArgs, intEnv, prng, startReporting, stopChild } from './processes.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const ROOT = resolve(BENCH_DIR, '..');
 const ADMIN_PASSWORD = 'bench-admin-password-1';
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  return value;
-}
 
 interface BenchConfig {
   endpoints: number;
@@ -71,18 +64,6 @@ function readConfig(): BenchConfig {
 }
 
 // ---------------------------------------------------------------- seed data
-
-/** Mulberry32: the same definitions on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const AREAS = ['sales', 'billing', 'crm', 'stock', 'hr', 'support', 'shipping', 'catalog', 'finance', 'legal', 'marketing', 'ops'];
 const NOUNS = ['orders', 'invoices', 'customers', 'items', 'tickets', 'notes', 'events', 'parcels', 'contracts', 'leads', 'assets', 'tasks'];
@@ -183,8 +164,6 @@ export async function seedDefinitions(dataDir: string, count: number): Promise<S
 
 // ---------------------------------------------------------------- the server process
 
-const children = new Set<ChildProcess>();
-
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -202,18 +181,7 @@ interface Started {
 /** Starts `dynctl serve`; times spawn → listening (port over IPC) → first served dynamic request. */
 async function startDyn(env: NodeJS.ProcessEnv, probe: string): Promise<Started> {
   const t0 = performance.now();
-  const proc = spawn(process.execPath, ['--import', pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href, join(ROOT, 'bin', 'dynctl.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error('dyn did not start within 180 s')), 180_000);
-    proc.once('exit', (code, signal) => reject(new Error(`dyn exited during startup (${signal ?? `exit ${code}`})`)));
-    proc.on('message', (message: { port?: unknown }) => {
-      if (typeof message?.port !== 'number') return;
-      clearTimeout(timer);
-      resolvePort(message.port);
-    });
-  });
+  const { proc, port } = await startReporting('dyn', dynServeArgs(), env, 180_000);
   const listeningMs = performance.now() - t0;
   const url = `http://127.0.0.1:${port}`;
   const first = await fetch(url + probe);
@@ -221,15 +189,6 @@ async function startDyn(env: NodeJS.ProcessEnv, probe: string): Promise<Started>
   if (first.status !== 200) throw new Error(`first request GET ${probe}: ${first.status}`);
   const firstRequestMs = performance.now() - t0;
   return { proc, url, listeningMs, firstRequestMs, rssMb: rssMb(proc.pid as number) };
-}
-
-async function stopChild(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** Times one management call (ms) and returns its parsed body. */

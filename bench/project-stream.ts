@@ -11,19 +11,19 @@
  * Environment: BENCH_STREAM_RECORDS (1000000; 20000 for a smoke run), BENCH_KEEP=1 keeps the
  * temp directory. Other processes on the machine make the times noisy; the memory figures are not.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { closeSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { newId } from '../src/lib/ids.ts';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { BENCH_PATH, DYN_SCHEMA, type BenchRecord } from './records.ts';
+import { children, dynServeArgs, startReporting, stopChild } from './processes.ts';
 
 const BENCH_DIR = import.meta.dirname;
-const ROOT = resolve(BENCH_DIR, '..');
 const ADMIN_PASSWORD = 'bench-admin-password-1';
 const SEED_BATCH = 20_000;
 const GOAL_MB = 300;
@@ -33,7 +33,6 @@ interface Server {
   url: string;
 }
 
-const children = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
 });
@@ -52,29 +51,13 @@ function serverEnv(dataDir: string): NodeJS.ProcessEnv {
 }
 
 /** dyn as `dynctl serve` runs it; report-port.ts tells the port it bound. */
-function startDyn(dataDir: string): Promise<Server> {
-  const args = ['--import', pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href, join(ROOT, 'bin', 'dynctl.js'), 'serve'];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: serverEnv(dataDir), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('dyn did not start within 120 s')), 120_000);
-    proc.once('exit', (code, signal) => fail(new Error(`dyn exited during startup (${signal ?? `exit ${code}`})`)));
-    proc.on('message', (message: { port?: unknown }) => {
-      if (typeof message?.port !== 'number') return;
-      clearTimeout(timer);
-      done({ proc, url: `http://127.0.0.1:${message.port}` });
-    });
-  });
+async function startDyn(dataDir: string): Promise<Server> {
+  const { proc, port } = await startReporting('dyn', dynServeArgs(), serverEnv(dataDir), 120_000);
+  return { proc, url: `http://127.0.0.1:${port}` };
 }
 
 async function stopDyn(server: Server): Promise<void> {
-  if (server.proc.exitCode !== null) return;
-  const exited = new Promise<void>((done) => server.proc.once('exit', () => done()));
-  server.proc.kill('SIGTERM');
-  const timer = setTimeout(() => server.proc.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
+  await stopChild(server.proc, 30_000);
 }
 
 /** A field of /proc/<pid>/status in MB (Linux), null when it cannot be read. */

@@ -16,13 +16,14 @@
  * for what-if runs (e.g. REVISION_CHECK_MS=1000; such a run is not the benchmark's standard
  * configuration, and the output and saved figures say so).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { BENCH_PATH, DYN_SCHEMA, POST_BODY, bareSeedDocs, seedRecords, type BenchRecord } from './records.ts';
+import { children, startReporting, stopChild } from './processes.ts';
 import { INSTALL_HINT, runWrk, running as runningWrk, wrkVersion, writeGetByIdScript, writePostScript, writeStaticScript, type WrkResult } from './wrk.ts';
 
 const BENCH_DIR = import.meta.dirname;
@@ -104,39 +105,6 @@ interface Scenario {
 }
 
 // ---------------------------------------------------------------- child processes
-
-const children = new Set<ChildProcess>();
-
-/** Starts a server process and resolves with the port it reports over IPC (`{ port }`). */
-function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  return new Promise((resolvePort, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within 60 s`)), 60_000);
-    const fail = (error: Error): void => {
-      clearTimeout(timer);
-      reject(error);
-    };
-    proc.once('error', fail);
-    proc.once('exit', (code, signal) => fail(new Error(`${name} exited during startup (${signal ?? `exit ${code}`})`)));
-    proc.on('message', (message: { port?: unknown }) => {
-      if (typeof message?.port !== 'number') return;
-      clearTimeout(timer);
-      resolvePort({ proc, port: message.port });
-    });
-  });
-}
-
-/** SIGTERM (servers finish and flush), then SIGKILL after a grace period. */
-async function stopChild(proc: ChildProcess, graceMs = 15_000): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-}
 
 let tempDir: string | undefined;
 let shuttingDown = false;
@@ -329,7 +297,7 @@ async function main(): Promise<void> {
     join(ROOT, 'bin', 'dynctl.js'),
     'serve',
   ];
-  let dyn = await startServer('dyn', dynArgs(false), dynEnv);
+  let dyn = await startReporting('dyn', dynArgs(false), dynEnv);
   let dynUrl = `http://127.0.0.1:${dyn.port}`;
 
   const login = await call(dynUrl, 'POST', '/api/auth/login', { login: 'admin', password: ADMIN_PASSWORD });
@@ -345,7 +313,7 @@ async function main(): Promise<void> {
   console.log(`seeded dyn through POST ${BENCH_PATH}: ${dynIds.length} records in ${dynSeedSeconds.toFixed(1)} s (${config.seedConcurrency} in flight)`);
   if (profileDir) {
     await stopChild(dyn.proc);
-    dyn = await startServer('dyn', dynArgs(true), dynEnv);
+    dyn = await startReporting('dyn', dynArgs(true), dynEnv);
     dynUrl = `http://127.0.0.1:${dyn.port}`;
     console.log(`restarted dyn under --cpu-prof (profile to ${profileDir})`);
   }
@@ -355,13 +323,13 @@ async function main(): Promise<void> {
   const bareDocs = bareSeedDocs(records);
   writeFileSync(seedFile, JSON.stringify(bareDocs));
   started = performance.now();
-  const bare = await startServer('bare server', [join(BENCH_DIR, 'bare-server.ts')], { ...process.env, DATA_DIR: bareDir, SEED_FILE: seedFile, PORT: '0' });
+  const bare = await startReporting('bare server', [join(BENCH_DIR, 'bare-server.ts')], { ...process.env, DATA_DIR: bareDir, SEED_FILE: seedFile, PORT: '0' });
   const bareSeedSeconds = (performance.now() - started) / 1000;
   const bareUrl = `http://127.0.0.1:${bare.port}`;
   const bareIds = bareDocs.map((doc) => doc._id);
   console.log(`started and seeded the bare server: ${bareIds.length} records in ${bareSeedSeconds.toFixed(1)} s`);
   // The raw ceiling (GET by id only), on the bare server's seed data and ids.
-  const raw = await startServer('raw server', [join(BENCH_DIR, 'raw-server.ts')], { ...process.env, DATA_DIR: rawDir, SEED_FILE: seedFile, PORT: '0' });
+  const raw = await startReporting('raw server', [join(BENCH_DIR, 'raw-server.ts')], { ...process.env, DATA_DIR: rawDir, SEED_FILE: seedFile, PORT: '0' });
   const rawUrl = `http://127.0.0.1:${raw.port}`;
   console.log(`started and seeded the raw server (node:http + node:sqlite, GET by id only)`);
 
