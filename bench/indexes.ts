@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { INSTALL_HINT, runWrk, wrkVersion, writeStaticScript, type WrkResult } from './wrk.ts';
-import { dynServeArgs, intEnv, prng, startReporting, stopChild } from './processes.ts';
+import { dynServeArgs, intEnv, prng, startReporting, stopChild } from './support.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const ADMIN_PASSWORD = 'bench-admin-password-1';

@@ -41,7 +41,7 @@ import { Revisions } from '../src/services/revisions.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { SYNC_CACHE_FILE } from '../src/project/sync-cache.ts';
 import { runWrk, running as runningWrk, wrkVersion, INSTALL_HINT, type WrkResult } from './wrk.ts';
-import { children, dynServeArgs, intEnv, prng, startReporting, stopChild } from './processes.ts';
+import { children, dynServeArgs, intEnv, prng, startReporting, stopChild } from './support.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const ROOT = resolve(BENCH_DIR, '..');

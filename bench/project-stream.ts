@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { newId } from '../src/lib/ids.ts';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { BENCH_PATH, DYN_SCHEMA, type BenchRecord } from './records.ts';
-import { children, dynServeArgs, startReporting, stopChild } from './processes.ts';
+import { children, dynServeArgs, startReporting, stopChild } from './support.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const ADMIN_PASSWORD = 'bench-admin-password-1';

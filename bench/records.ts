@@ -3,6 +3,8 @@
  * array, datetime, object), and a deterministic generator for the seed records so every run
  * (and both servers) stores the same data.
  */
+import { prng } from './support.ts';
+
 export const BENCH_PATH = '/api/bench/items';
 
 /** dyn's definition schema for the resource; bench/bare-server.ts validates the same by hand. */
@@ -38,18 +40,6 @@ export const POST_BODY: BenchRecord = {
 };
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
-
-/** Mulberry32: a small seeded PRNG, so the seed data is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function seedRecords(count: number): BenchRecord[] {
   const random = prng(20261121);
