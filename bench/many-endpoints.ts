@@ -27,7 +27,7 @@
  * route table (starts only). Figures on a shared 2-core machine
  * are noisy: compare runs of the same hour.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,7 +41,7 @@ import { Revisions } from '../src/services/revisions.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { SYNC_CACHE_FILE } from '../src/project/sync-cache.ts';
 import { runWrk, running as runningWrk, wrkVersion, INSTALL_HINT, type WrkResult } from './wrk.ts';
-import { children, dynServeArgs, intEnv, prng, startReporting, stopChild } from './support.ts';
+import { children, codeVersion, dynServeArgs, intEnv, prng, startReporting, stopChild } from './support.ts';
 
 const BENCH_DIR = import.meta.dirname;
 const ROOT = resolve(BENCH_DIR, '..');
@@ -491,15 +491,6 @@ export async function runManyEndpoints(config: BenchConfig = readConfig(), log: 
     if (process.env.BENCH_KEEP) log(`kept ${tempDir}`);
     else rmSync(tempDir, { recursive: true, force: true });
   }
-}
-
-function codeVersion(): { commit: string | null; srcDirty: boolean | null } {
-  const git = (...args: string[]): string | null => {
-    const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-    return result.status === 0 ? result.stdout.trim() : null;
-  };
-  const status = git('status', '--porcelain', '--', 'src');
-  return { commit: git('rev-parse', '--short', 'HEAD'), srcDirty: status === null ? null : status !== '' };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] as string).href) {

@@ -23,7 +23,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { BENCH_PATH, DYN_SCHEMA, POST_BODY, bareSeedDocs, seedRecords, type BenchRecord } from './records.ts';
-import { children, startReporting, stopChild } from './support.ts';
+import { children, codeVersion, startReporting, stopChild } from './support.ts';
 import { INSTALL_HINT, runWrk, running as runningWrk, wrkVersion, writeGetByIdScript, writePostScript, writeStaticScript, type WrkResult } from './wrk.ts';
 
 const BENCH_DIR = import.meta.dirname;
@@ -167,14 +167,6 @@ async function seedThroughApi(base: string, records: readonly BenchRecord[], con
 }
 
 /** The code measured: commit, and whether src/ had uncommitted changes. */
-function codeVersion(): { commit: string | null; srcDirty: boolean | null } {
-  const git = (...args: string[]): string | null => {
-    const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-    return result.status === 0 ? result.stdout.trim() : null;
-  };
-  const status = git('status', '--porcelain', '--', 'src');
-  return { commit: git('rev-parse', '--short', 'HEAD'), srcDirty: status === null ? null : status !== '' };
-}
 
 // ---------------------------------------------------------------- output
 

@@ -3,7 +3,7 @@
  * they bound over IPC (`{ port }`, see report-port.ts) and stopped gracefully, integer settings
  * read from the environment, and a seeded random source so every run stores the same data.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -68,4 +68,14 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The commit measured, and whether src/ had uncommitted changes (null where git cannot tell). */
+export function codeVersion(): { commit: string | null; srcDirty: boolean | null } {
+  const git = (...args: string[]): string | null => {
+    const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+    return result.status === 0 ? result.stdout.trim() : null;
+  };
+  const status = git('status', '--porcelain', '--', 'src');
+  return { commit: git('rev-parse', '--short', 'HEAD'), srcDirty: status === null ? null : status !== '' };
 }
