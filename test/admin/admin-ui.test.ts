@@ -68,7 +68,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.goto(`${t.url}/admin${path === '/' ? '' : path}`);
   };
   const signIn = async (login: string, password: string) => {
-    await page.getByLabel('Login').fill(login);
+    await page.getByLabel('Login', { exact: true }).fill(login);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
@@ -231,6 +231,8 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
   it('shows a view-only user read-only pages without write controls, and says which pages need more', async () => {
     const viewer = await createUserWith(t, ['view'], 'viewer');
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // The sign-in form, not the page signed out of (Settings has fields labelled with "login").
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await signIn(viewer.login, viewer.password);
     await go('/endpoints');
     await page.getByRole('cell', { name: 'Health', exact: true }).waitFor();
