@@ -12,12 +12,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { BENCH_PATH, type StoredDoc } from './records.ts';
+import { serveBaseline } from './support.ts';
 
 const dataDir = process.env.DATA_DIR;
 if (!dataDir) throw new Error('bare-server: DATA_DIR is required');
@@ -122,22 +122,4 @@ function newId(): string {
 }
 
 const server = createServer(app.callback());
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  if (process.send) process.send({ port });
-  else process.stdout.write(`bare server listening on http://127.0.0.1:${port}\n`);
-});
-
-let stopping = false;
-const stop = (): void => {
-  if (stopping) return;
-  stopping = true;
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  });
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-process.on('disconnect', stop);
+serveBaseline('bare server', server, () => db.close());

@@ -12,13 +12,14 @@
  * temp directory. Other processes on the machine make the times noisy; the memory figures are not.
  */
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, createReadStream, createWriteStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { newId } from '../src/lib/ids.ts';
+import { lastLineOf } from '../src/lib/json-lines.ts';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { BENCH_PATH, DYN_SCHEMA, type BenchRecord } from './records.ts';
 import { children, dynServeArgs, startReporting, stopChild } from './support.ts';
@@ -93,20 +94,6 @@ async function sampled<T>(pid: number | undefined, work: () => Promise<T>): Prom
   } finally {
     clearInterval(timer);
   }
-}
-
-/** The last line of a file, read from its end. */
-function lastLine(file: string): string {
-  const size = statSync(file).size;
-  const length = Math.min(size, 4096);
-  const buffer = Buffer.alloc(length);
-  const fd = openSync(file, 'r');
-  try {
-    readSync(fd, buffer, 0, length, size - length);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer.toString('utf8').trim().split('\n').at(-1) ?? '';
 }
 
 async function call(server: Server, method: string, path: string, body?: unknown, token?: string): Promise<any> {
@@ -202,7 +189,7 @@ export async function runProjectStream(): Promise<Record<string, unknown>> {
     const exportPeakRss = peakRssMb(source.proc.pid);
     await stopDyn(source);
     const bytes = statSync(file).size;
-    const tail = lastLine(file);
+    const tail = lastLineOf(file);
     if (JSON.parse(tail).records !== count) throw new Error(`the export ended with ${tail}, not ${count} records`);
 
     // 4. Import into a fresh server, the file streamed as it is read.

@@ -14,10 +14,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { BENCH_PATH, type StoredDoc } from './records.ts';
+import { serveBaseline } from './support.ts';
 
 const dataDir = process.env.DATA_DIR;
 if (!dataDir) throw new Error('raw-server: DATA_DIR is required');
@@ -52,22 +52,4 @@ const server = createServer((req, res) => {
   if (!row) return send(res, 404, NOT_FOUND);
   send(res, 200, `{"success":true,"data":${row.doc as string}}`);
 });
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  if (process.send) process.send({ port });
-  else process.stdout.write(`raw server listening on http://127.0.0.1:${port}\n`);
-});
-
-let stopping = false;
-const stop = (): void => {
-  if (stopping) return;
-  stopping = true;
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  });
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-process.on('disconnect', stop);
+serveBaseline('raw server', server, () => db.close());

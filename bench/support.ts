@@ -4,6 +4,8 @@
  * read from the environment, and a seeded random source so every run stores the same data.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -78,4 +80,29 @@ export function codeVersion(): { commit: string | null; srcDirty: boolean | null
   };
   const status = git('status', '--porcelain', '--', 'src');
   return { commit: git('rev-parse', '--short', 'HEAD'), srcDirty: status === null ? null : status !== '' };
+}
+
+/**
+ * Runs a baseline server on 127.0.0.1 (PORT, 0 by default): reports its port to the parent over
+ * IPC or prints it, and closes server and database on SIGTERM, SIGINT or the parent's going.
+ */
+export function serveBaseline(name: string, server: Server, closeDb: () => void): void {
+  server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    if (process.send) process.send({ port });
+    else process.stdout.write(`${name} listening on http://127.0.0.1:${port}\n`);
+  });
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    server.close(() => {
+      closeDb();
+      process.exit(0);
+    });
+    server.closeAllConnections();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('disconnect', stop);
 }

@@ -1,6 +1,7 @@
 // Lines of a byte stream (JSON Lines, `\n` or `\r\n`), one at a time, for bodies of any size: only
 // the line being read is held, and a line longer than `maxLineBytes` stops the read before it is
 // buffered whole. Blank lines are skipped (numbers still count them, so errors name the file's line).
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { AppError } from './errors.ts';
 
 export interface Line {
@@ -51,4 +52,18 @@ export async function* readLines(source: AsyncIterable<Buffer | Uint8Array | str
     number++;
     if (text.trim() !== '') yield { number, text, bytes };
   }
+}
+
+/** The last line of a JSON Lines file, read from its last 4 kB (an export's end line is short). */
+export function lastLineOf(file: string): string {
+  const size = statSync(file).size;
+  const length = Math.min(size, 4096);
+  const buffer = Buffer.alloc(length);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buffer, 0, length, size - length);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8').trimEnd().split('\n').at(-1) ?? '';
 }

@@ -2,7 +2,7 @@
 // so a project of any size moves in constant memory. Export writes the answer to a temp file as it
 // arrives and renames it into place only once its end line has come (a cut-off export never
 // replaces a good file); import sends the file as it is read and shows the server's progress.
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -10,6 +10,7 @@ import type { DynClient, ProjectExportQuery, ProjectImportResult } from '../clie
 import type { CliContext } from '../context.ts';
 import { CliError, usageError } from '../errors.ts';
 import { startProgress } from '../progress.ts';
+import { lastLineOf } from '../../lib/json-lines.ts';
 
 /** What a JSON Lines export held, counted as it went by. */
 export interface Tally {
@@ -130,7 +131,7 @@ export async function importJsonLinesFile(context: CliContext, client: DynClient
   } catch (error) {
     throw usageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const totalRecords = endRecordsOf(file, size);
+  const totalRecords = endRecordsOf(file);
   const progress = startProgress({ label: 'importing', enabled: !quiet && !context.out.json });
   const state = { bytes: 0, totalBytes: size, ...(totalRecords !== undefined ? { totalRecords } : {}) };
   const reader = createReadStream(file, { highWaterMark: 256 * 1024 })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -158,17 +159,9 @@ export async function importJsonLinesFile(context: CliContext, client: DynClient
   }
 }
 
-/** The `records` of the file's end line (the total for the bar), read from its last bytes. */
-function endRecordsOf(file: string, size: number): number | undefined {
-  const length = Math.min(size, 4096);
-  const buffer = Buffer.alloc(length);
-  const fd = openSync(file, 'r');
-  try {
-    readSync(fd, buffer, 0, length, size - length);
-  } finally {
-    closeSync(fd);
-  }
-  const last = buffer.toString('utf8').trimEnd().split('\n').at(-1) ?? '';
+/** The `records` of the file's end line (the total for the bar). */
+function endRecordsOf(file: string): number | undefined {
+  const last = lastLineOf(file);
   try {
     const value = JSON.parse(last) as { kind?: unknown; records?: unknown };
     return value.kind === 'end' && typeof value.records === 'number' ? value.records : undefined;
