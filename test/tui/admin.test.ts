@@ -90,7 +90,8 @@ describe('dynctl tui: API keys', () => {
       await tui.waitFor('Permissions: view');
       await tui.press(KEY.enter);
       const created = await tui.waitFor('it is not shown again');
-      const key = /(dyn_[A-Za-z0-9_-]+)/.exec(created)?.[1];
+      // The whole key, not the `dyn_<id>` prefix the reloaded list may already show above it.
+      const key = /(dyn_[0-9a-f]{12}_[A-Za-z0-9_-]{43})/.exec(created)?.[1];
       expect(key).toBeDefined();
       expect((await server.api('GET', '/api/endpoints', { apiKey: key })).status).toBe(200);
       await tui.press(KEY.escape);
