@@ -23,6 +23,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { BENCH_PATH, DYN_SCHEMA, POST_BODY, bareSeedDocs, seedRecords, type BenchRecord } from './records.ts';
+import { SERVER_NODE_FLAGS } from '../src/cli/server-flags.ts';
 import { children, codeVersion, startReporting, stopChild } from './support.ts';
 import { INSTALL_HINT, runWrk, running as runningWrk, wrkVersion, writeGetByIdScript, writePostScript, writeStaticScript, type WrkResult } from './wrk.ts';
 
@@ -283,6 +284,7 @@ async function main(): Promise<void> {
   });
   const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
   const dynArgs = (profile: boolean): string[] => [
+    ...SERVER_NODE_FLAGS, // what `dynctl serve` execs itself with, which it does not where there is an IPC channel
     '--import',
     pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href,
     ...(profile && profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),

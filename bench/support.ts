@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../src/cli/server-flags.ts';
 
 const BENCH_DIR = import.meta.dirname;
 export const ROOT = resolve(BENCH_DIR, '..');
@@ -17,7 +18,8 @@ export const children = new Set<ChildProcess>();
 
 /** Node arguments that run `dynctl serve` the way users run it, reporting its port. */
 export function dynServeArgs(): string[] {
-  return ['--import', pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href, join(ROOT, 'bin', 'dynctl.js'), 'serve'];
+  // The flags `dynctl serve` would exec itself with: it does not where there is an IPC channel.
+  return [...SERVER_NODE_FLAGS, '--import', pathToFileURL(join(BENCH_DIR, 'report-port.ts')).href, join(ROOT, 'bin', 'dynctl.js'), 'serve'];
 }
 
 /** Starts a Node process with `args` and resolves with it and the port it reports. */

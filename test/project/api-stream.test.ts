@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportJsonLines } from '../../src/project/export-stream.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { ensureUserGroup, exportJson, exportYaml, populateShop, post } from './fixture.ts';
 
@@ -78,6 +79,31 @@ describe('streamed export', () => {
     expect(JSON.stringify(parsed)).toBe(res.text);
     expect(Object.keys(parsed.data)).toEqual(['groups', 'endpoints', 'cronJobs', 'webhooks', 'data', 'settings']);
     expect(Object.keys(parsed.data.data)).toEqual(['/api/shop/categories', '/api/shop/products']);
+  });
+
+  it('gives the event loop a turn after each page of records, and says how many records to expect from the counters', async () => {
+    const target = await fresh();
+    const definitions = (await exportText(source, 'format=jsonl')).text;
+    expect((await importLines(target, bundleWith(definitions, 2500), { mode: 'replace' })).status).toBe(200);
+    // Read in this process with no I/O in between: without those turns, the whole export would
+    // run in microtasks and a client reading as fast would hold up every other request until it ended.
+    let turns = 0;
+    let spinning = true;
+    const spin = (): void => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const chunks: string[] = [];
+    try {
+      for await (const chunk of exportJsonLines(target.server.services, { data: true, settings: false })) chunks.push(chunk);
+    } finally {
+      spinning = false;
+    }
+    const all = lines(chunks.join(''));
+    expect(all[0]).toMatchObject({ kind: 'header', expectedRecords: 2500 });
+    expect(all.at(-1)).toEqual({ kind: 'end', records: 2500 });
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 
   it('refuses an unknown format', async () => {

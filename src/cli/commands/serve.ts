@@ -1,4 +1,5 @@
 import type { CommandModule } from '../context.ts';
+import { applyRuntimeV8Flags, execWithServerFlags } from '../server-flags.ts';
 
 /**
  * `dynctl serve`: the server itself. Its modules (Koa, the stores, isolated-vm) are imported
@@ -16,6 +17,8 @@ export const serveCommand: CommandModule = {
 };
 
 async function serve(): Promise<void> {
+  execWithServerFlags();
+  applyRuntimeV8Flags();
   const [{ ConfigError, loadConfig }, { createLogger }, { StartupError }, { startServer }] = await Promise.all([
     import('../../config.ts'),
     import('../../lib/logger.ts'),

@@ -131,7 +131,7 @@ async function streamBody(ctx: DynContext, type: string, chunks: AsyncGenerator<
 }
 
 async function refuseBigYaml(services: Services): Promise<void> {
-  const records = await services.store.collection('endpointdatas').count({});
+  const records = await services.records.countedTotal();
   if (records > YAML_DATA_MAX_RECORDS) {
     throw badRequest(`YAML export with records is limited to ${YAML_DATA_MAX_RECORDS} records (the store holds ${records}): use format=jsonl (or format=json), which stream`, [
       { field: 'format', message: `yaml holds at most ${YAML_DATA_MAX_RECORDS} records` },
