@@ -241,19 +241,22 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
       // Unchanged since the cache was made: its value is the parse's (parsing is ~1 ms a file).
       const hash = hashText(read.text);
       const cached = cache?.files.get(relPath);
-      let known: ParsedYaml | undefined;
-      const parsed = (): ParsedYaml => (known ??= parseYaml(read.text));
+      // The document with its positions is kept only for a file with a problem (to find its line),
+      // parsed again then: 10,000 files' documents held at once were hundreds of MB.
+      let withPositions: ParsedYaml | undefined;
+      const parsed = (): ParsedYaml => (withPositions ??= parseYaml(read.text));
       let parsedValue: unknown;
       const hit = cached !== undefined && cached.hash === hash;
       if (hit) {
         parsedValue = cached?.value;
         fromCache++;
       } else {
-        if (parsed().problems.length) {
-          problems.push(...parsed().problems.map((problem) => ({ ...problem, file })));
+        const first = parseYaml(read.text);
+        if (first.problems.length) {
+          problems.push(...first.problems.map((problem) => ({ ...problem, file })));
           continue;
         }
-        parsedValue = parsed().value;
+        parsedValue = first.value;
       }
       sources.files.set(relPath, { hash, value: parsedValue });
       if (typeof parsedValue !== 'object' || parsedValue === null || Array.isArray(parsedValue)) {
