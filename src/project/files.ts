@@ -60,6 +60,11 @@ export interface CachedLoadOptions extends LoadOptions {
    * `never`: the caller wrote the files from a checked state itself (a write-back).
    */
   checks?: 'always' | 'ifChanged' | 'never';
+  /**
+   * Read only the definition file at this relPath (`endpoints/books.yaml`): a write-back that
+   * needs one file's entries again, without reading (and checking) every other file.
+   */
+  only?: string;
 }
 
 export interface ProjectFile {
@@ -230,8 +235,10 @@ export function loadProject(dir: string, options: CachedLoadOptions = {}): Loade
     else entry.member.file.found.set(key, { problem: placed, methods: [entry.member.method] });
   };
   for (const kind of KINDS) {
+    if (options.only !== undefined && !options.only.startsWith(`${kind.dir}/`)) continue;
     for (const { name, real: realFile } of definitionFiles(root, kind, problems)) {
       const relPath = `${kind.dir}/${name}`;
+      if (options.only !== undefined && relPath !== options.only) continue;
       const file = join(dir, kind.dir, name);
       const read = readInside(root, join(abs, kind.dir, name), realFile);
       if ('problem' in read) {

@@ -62,8 +62,12 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
   ordered.splice(at, 0, ['methods', isPlainObject(methods) ? Object.fromEntries(Object.entries(methods).map(([name, overrides]) => [name, orderKeys(overrides, schema, schema)])) : methods]);
   const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders);
 
-  // Handler files may have moved between the shared field and a method's own: read the file's entries anew.
-  for (const [key, entry] of loadProject(dir, options).files) if (entry.relPath === existing.relPath) options.files.set(key, entry);
+  // Handler files may have moved between the shared field and a method's own: read the file's
+  // entries anew (that file only: reading every file per method written made a write-back of n
+  // methods read n × all files).
+  for (const [key, entry] of loadProject(dir, { ...(options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {}), only: existing.relPath, checks: 'never' }).files) {
+    if (entry.relPath === existing.relPath) options.files.set(key, entry);
+  }
   return { file: join(dir, existing.relPath), relPath: existing.relPath, changed: yamlChanged || codeChanged };
 }
 
