@@ -36,6 +36,8 @@ export interface ChangeResult extends Change {
 export interface Plan {
   changes: Change[];
   desired: Bundle;
+  /** The store's definitions the plan was made against (stored values, as withRestore snapshots them). */
+  current: Bundle;
 }
 
 /**
@@ -132,7 +134,7 @@ export async function planBundle(services: ProjectServices, bundle: Bundle, opti
   throwProblems([...validateBundle(bundle, kept), ...handlerFileProblems(bundle)]);
   const desired = await resolveForServer(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
   throwProblems(await referenceProblems(services, desired, current, options.prune));
-  return { changes: diffBundles(current, desired, options), desired };
+  return { changes: diffBundles(current, desired, options), desired, current };
 }
 
 export interface ApplyResult {
@@ -152,7 +154,8 @@ export async function applyBundle(services: ProjectServices, bundle: Bundle, opt
     const plan = await planBundle(services, bundle, options);
     const changes = options.dryRun
       ? await applyChanges(plan.changes, plan.desired, services, { dryRun: true, actor: options.actor })
-      : await withRestore(services, {}, options.actor, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor }));
+      : // The plan's export of the store is the snapshot: read under the same exclusive lock, just before.
+        await withRestore(services, {}, options.actor, () => applyChanges(plan.changes, plan.desired, services, { dryRun: false, actor: options.actor }), plan.current);
     const summary = summarize(changes);
     if (!options.dryRun) {
       await rememberPlaceholders(services.store, bundle, plan.desired);
@@ -184,8 +187,8 @@ export async function exclusive<T>(services: ProjectServices, work: () => Promis
  * Runs a write; on failure puts back what it may have changed (see the top of this file) and
  * rethrows. If even that fails, the state is mixed: that is logged and reported as a 500.
  */
-export async function withRestore<T>(services: ProjectServices, scope: Pick<ExportOptions, 'settings'>, actor: Actor, work: () => Promise<T>): Promise<T> {
-  const snapshot = await exportBundle(services, { ...scope, storedValues: true });
+export async function withRestore<T>(services: ProjectServices, scope: Pick<ExportOptions, 'settings'>, actor: Actor, work: () => Promise<T>, taken?: Bundle): Promise<T> {
+  const snapshot = taken ?? (await exportBundle(services, { ...scope, storedValues: true }));
   try {
     return await work();
   } catch (error) {

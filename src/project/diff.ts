@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Bundle } from './bundle.ts';
 import { KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { canonicalJson, compareText } from './normalize.ts';
@@ -78,7 +79,11 @@ function changedFields(kind: Kind, from: object, to: object): FieldChange[] {
     const b = (to as Record<string, unknown>)[field.name];
     const compare = field.compare ?? ((value: unknown) => value);
     if (field.writeOnly && b === undefined) continue;
-    if (canonicalJson(compare(a)) === canonicalJson(compare(b))) continue;
+    const left = compare(a);
+    const right = compare(b);
+    // Deep-equal values have the same canonical JSON; comparing them first spares building two
+    // strings for every field of every unchanged definition (most of a 10,000-definition plan).
+    if (isDeepStrictEqual(left, right) || canonicalJson(left) === canonicalJson(right)) continue;
     changes.push(field.writeOnly ? { field: field.name, from: hidden(a), to: hidden(b) } : { field: field.name, from: a, to: b });
   }
   return changes;

@@ -105,7 +105,8 @@ export class ProjectSync {
       services.logger.info(`project: ${this.dir} was empty; wrote ${kindList((kind) => `${specsOf(bundle, kind).length} ${kind.bundleKey}`)} from the store`);
     } else {
       await this.adoptNewKinds();
-      if (!(await this.resume())) await this.reconcile();
+      const resumed = await this.resume();
+      if (resumed !== true) await this.reconcile(resumed ?? undefined);
     }
     this.poller = setInterval(() => void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
     this.poller.unref();
@@ -146,19 +147,21 @@ export class ProjectSync {
    * Start with the state of the last run: when every file is the one the cache holds and the
    * store is as it was then (same store, same revision, same user groups and placeholder values),
    * files and store are still in step and there is nothing to apply. Returns whether that is so;
-   * otherwise the cache still spares parsing the unchanged files.
+   * otherwise the cache still spares parsing the unchanged files, and the directory as it was
+   * read (when it was) is returned for the reconcile that follows, which need not read it again.
    */
-  private async resume(): Promise<boolean> {
+  private async resume(): Promise<true | LoadedProject | null> {
     const { services, status } = this.options;
     const cache = this.options.cacheFile === undefined ? null : readSyncCache(this.options.cacheFile);
-    if (cache === null) return false;
+    if (cache === null) return null;
     this.sources = cache.sources;
     const revision = await this.options.storeRevision();
-    if (revision !== cache.state.revision || (await this.storeIdentity()) !== cache.state.store) return false;
-    // Unchanged files were checked when the cache was made; a changed one is checked by the reconcile.
-    const loaded = loadProject(this.dir, { cache: cache.sources, checks: 'never' });
-    if (!loaded.unchanged || loaded.problems.length > 0) return false;
-    if ((await this.contextDigest(loaded.bundle)) !== cache.state.context) return false;
+    if (revision !== cache.state.revision || (await this.storeIdentity()) !== cache.state.store) return null;
+    // Unchanged files were checked when the cache was made: only changed ones are checked here,
+    // as the reconcile would check them.
+    const loaded = loadProject(this.dir, { cache: cache.sources, checks: 'ifChanged' });
+    if (!loaded.unchanged || loaded.problems.length > 0) return loaded;
+    if ((await this.contextDigest(loaded.bundle)) !== cache.state.context) return loaded;
     this.files = loaded.files;
     this.sources = loaded.sources;
     this.synced = loaded.bundle;
@@ -216,15 +219,18 @@ export class ProjectSync {
     this.options.status.update({ watching: false });
   }
 
-  /** Files → store: load, validate and apply the directory (serialised with write-backs). */
-  reconcile(): Promise<void> {
+  /**
+   * Files → store: load, validate and apply the directory (serialised with write-backs).
+   * `preloaded`: the directory as just read and checked by the caller, with nothing in between.
+   */
+  reconcile(preloaded?: LoadedProject): Promise<void> {
     return this.enqueue(async () => {
       const { services, status } = this.options;
       // Store changes not yet in the files go there first: otherwise applying the files with
       // prune would undo them (a three-way merge: each side's changes since the last sync win).
       if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) await this.writeBack();
       const before = await this.options.storeRevision();
-      const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
+      const loaded = preloaded ?? loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
       if (loaded.problems.length > 0) {
         this.troubled = true;
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);
