@@ -228,9 +228,14 @@ export class ProjectSync {
       const { services, status } = this.options;
       // Store changes not yet in the files go there first: otherwise applying the files with
       // prune would undo them (a three-way merge: each side's changes since the last sync win).
-      if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) await this.writeBack();
+      let wroteBack = false;
+      if (this.synced !== null && (await this.options.storeRevision()) !== this.syncedRevision) {
+        await this.writeBack();
+        wroteBack = true;
+      }
       const before = await this.options.storeRevision();
-      const loaded = preloaded ?? loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
+      // What the caller read is stale once a write-back may have changed the files.
+      const loaded = preloaded && !wroteBack ? preloaded : loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
       if (loaded.problems.length > 0) {
         this.troubled = true;
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);
