@@ -179,8 +179,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     const pages = page.locator('.schema-field').last();
     await pages.locator('input[aria-label^="Name of"]').fill('pageCount');
     await pages.locator('select[aria-label^="Type of"]').selectOption('number');
+    // After a save the editor reads the definition back; the project file list is asked for again
+    // in the same render. Waited for, so the next test does not type into a form about to be reset.
+    const reloaded = page.waitForRequest((r) => r.method() === 'GET' && r.url().includes('/api/project/files'));
     const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes('/api/endpoints/')), page.getByRole('button', { name: 'Save' }).click()]);
     expect(saved.status(), await saved.text()).toBe(200);
+    await reloaded;
     const file = join(projectDir, 'endpoints', 'ui-books-post.yaml');
     await expect.poll(() => (existsSync(file) ? readFileSync(file, 'utf8') : ''), { timeout: 15_000 }).toContain('pageCount:');
     await page.getByTestId('project-file').filter({ hasText: 'endpoints/ui-books-post.yaml' }).waitFor();
@@ -194,7 +198,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByLabel('Password').fill(ADMIN_PASSWORD);
     const [retried] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes('/api/endpoints/')), page.getByRole('button', { name: 'Sign in' }).click()]);
     expect(retried.status()).toBe(200);
-    await expect(page.getByLabel('Description', { exact: true }).inputValue()).resolves.toBe('Kept across sign-in');
+    await expect.poll(() => page.getByLabel('Description', { exact: true }).inputValue()).toBe('Kept across sign-in');
     const saved = await t.api('GET', '/api/endpoints?search=ui/books', { token: admin });
     expect(saved.body.data[0].description).toBe('Kept across sign-in');
   });
