@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SYNC_CACHE_FILE } from '../../src/project/sync-cache.ts';
 import { parseYaml } from '../../src/project/yaml-source.ts';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import type { TestServer } from '../helpers/test-server.ts';
 import { snapshot } from './helpers.ts';
-import { copyOfSampleProject, endpointYaml, removeSyncDirs, sleep, syncTempDir } from './sync-helpers.ts';
+import { adminCall, copyOfSampleProject, endpointYaml, sleep, syncServers, syncTempDir, watching } from './sync-helpers.ts';
 
 /**
  * The sync cache (src/project/sync-cache.ts): a start remembers what was in step in DATA_DIR, so
@@ -13,28 +13,10 @@ import { copyOfSampleProject, endpointYaml, removeSyncDirs, sleep, syncTempDir }
  * sees must be exactly as without it: every edit made while the server was down is applied,
  * however its size and mtime look, and a start where nothing changed writes nothing.
  */
-const watching = (dir: string): Record<string, string> => ({ PROJECT_WATCH: 'on', PROJECT_DIR: dir });
-
-const servers: TestServer[] = [];
-async function start(dir: string, dataDir: string): Promise<TestServer> {
-  const t = await startTestServer(watching(dir), dataDir);
-  servers.push(t);
-  return t;
-}
-async function stop(t: TestServer): Promise<void> {
-  servers.splice(servers.indexOf(t), 1);
-  await t.close();
-}
-afterAll(async () => {
-  await Promise.all(servers.splice(0).map((t) => t.close()));
-  removeSyncDirs();
-});
-
-async function call(t: TestServer, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await t.api(method, path, { token: await t.adminToken(), ...(body === undefined ? {} : { body }) });
-  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
-  return res.body.data;
-}
+const servers = syncServers();
+const start = (dir: string, dataDir: string): Promise<TestServer> => servers.start(watching(dir), dataDir);
+const stop = servers.stop;
+const call = adminCall;
 const exported = (t: TestServer): Promise<any> => call(t, 'GET', '/api/project/export?format=json');
 const projectStatus = (t: TestServer): Promise<any> => call(t, 'GET', '/api/project/status');
 const shopColor = async (t: TestServer): Promise<string> => (await exported(t)).groups.find((g: any) => g.name === 'Shop').color;
@@ -168,8 +150,7 @@ describe('sync cache: starts after the server was down', () => {
 
   it('a store changed while down (another instance without the watcher): the files win, as without a cache', async () => {
     const { dir, dataDir } = await syncedOnce();
-    const off = await startTestServer({ PROJECT_DIR: dir }, dataDir);
-    servers.push(off);
+    const off = await servers.start({ PROJECT_DIR: dir }, dataDir);
     const shop = (await call(off, 'GET', '/api/endpoints/groups')).find((g: any) => g.name === 'Shop');
     await call(off, 'PUT', `/api/endpoints/groups/${shop._id}`, { color: '#000000' });
     await stop(off);
@@ -236,8 +217,7 @@ describe('sync cache: starts after the server was down', () => {
       await stop(t);
     }
     writeFileSync(cacheFile, JSON.stringify(cache));
-    const off = await startTestServer({ PROJECT_DIR: dir }, dataDir);
-    servers.push(off);
+    const off = await servers.start({ PROJECT_DIR: dir }, dataDir);
     await call(off, 'POST', '/api/endpoints', { name: 'Extra', path: '/api/extra', method: 'GET', accessType: 'public', schema: {} });
     await stop(off);
     t = await start(dir, dataDir);
@@ -252,8 +232,7 @@ describe('sync cache: starts after the server was down', () => {
 
   it('filling an empty directory remembers every file as a parse of it reads', async () => {
     const dataDir = syncTempDir('dyn-sync-data-');
-    const off = await startTestServer({}, dataDir);
-    servers.push(off);
+    const off = await servers.start({}, dataDir);
     await call(off, 'POST', '/api/endpoints/groups', { name: 'Tools', color: '#112233', description: 'yes: no\n"quoted" and 123' });
     const code = 'async function handler(req, db) {\n  return { status: 200, data: `${req.query.x}` };\n}';
     await call(off, 'POST', '/api/endpoints', { name: 'Echo', path: '/api/tools/echo', method: 'POST', accessType: 'public', schema: { n: { type: 'number' } }, handler: { enabled: true, code } });

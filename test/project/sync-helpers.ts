@@ -2,6 +2,8 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, expect } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 /**
  * Helpers for the watcher and write-back tests: temp directories that live as long as a suite
@@ -47,4 +49,37 @@ export function endpointYaml(path: string, fields: Record<string, string> = {}):
   return `${Object.entries(lines)
     .map(([key, value]) => `${key}: ${value}`)
     .join('\n')}\nschema:\n  title:\n    type: string\n`;
+}
+
+/** The settings of a server that watches `dir` and writes back to it. */
+export const watching = (dir: string): Record<string, string> => ({ PROJECT_WATCH: 'on', PROJECT_DIR: dir });
+
+/**
+ * In-process servers for one test file: `start` and `stop` one; whatever is still running is
+ * closed after the file, and the sync temp directories removed (call at the top of the file).
+ */
+export function syncServers(): { start(env: Record<string, string>, dataDir?: string): Promise<TestServer>; stop(t: TestServer): Promise<void> } {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.splice(0).map((t) => t.close()));
+    removeSyncDirs();
+  });
+  return {
+    async start(env, dataDir) {
+      const t = await startTestServer(env, dataDir);
+      servers.push(t);
+      return t;
+    },
+    async stop(t) {
+      servers.splice(servers.indexOf(t), 1);
+      await t.close();
+    },
+  };
+}
+
+/** A management call as the admin that must succeed (< 300); its `data`. */
+export async function adminCall(t: TestServer, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await t.api(method, path, { token: await t.adminToken(), ...(body === undefined ? {} : { body }) });
+  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+  return res.body.data;
 }

@@ -3,37 +3,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadProject } from '../../src/project/files.ts';
 import { writeProject } from '../../src/project/write.ts';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import type { TestServer } from '../helpers/test-server.ts';
 import { snapshot } from './helpers.ts';
-import { copyOfSampleProject, endpointYaml, removeSyncDirs, sleep, syncTempDir, waitFor } from './sync-helpers.ts';
+import { adminCall, copyOfSampleProject, endpointYaml, sleep, syncServers, syncTempDir, waitFor, watching } from './sync-helpers.ts';
 
 /**
  * The two-way sync of PROJECT_DIR and the store (src/project/sync.ts), on a real in-process
  * server over real files in temp directories: startup (files win, or an empty directory is
  * filled from the store), the watcher (files → store) and write-back (API → files).
  */
-const watching = (dir: string): Record<string, string> => ({ PROJECT_WATCH: 'on', PROJECT_DIR: dir });
-
-const servers: TestServer[] = [];
-async function start(env: Record<string, string>, dataDir?: string): Promise<TestServer> {
-  const t = await startTestServer(env, dataDir);
-  servers.push(t);
-  return t;
-}
-async function stop(t: TestServer): Promise<void> {
-  servers.splice(servers.indexOf(t), 1);
-  await t.close();
-}
-afterAll(async () => {
-  await Promise.all(servers.splice(0).map((t) => t.close()));
-  removeSyncDirs();
-});
-
-async function call(t: TestServer, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await t.api(method, path, { token: await t.adminToken(), ...(body === undefined ? {} : { body }) });
-  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
-  return res.body.data;
-}
+const { start, stop } = syncServers();
+const call = adminCall;
 const projectStatus = (t: TestServer): Promise<any> => call(t, 'GET', '/api/project/status');
 const exported = (t: TestServer): Promise<any> => call(t, 'GET', '/api/project/export?format=json');
 /** Status of an anonymous call of a dynamic endpoint. */

@@ -1,14 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isoText } from '../../src/store/sqlite/append-rows.ts';
-import { openMongoStore } from '../../src/store/mongo/mongo-store.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Doc, Store } from '../../src/store/types.ts';
+import { openEmbeddedTestStore, openMongoTestStore } from './open-stores.ts';
 
 /**
  * appendMany (the audit log's buffered writes) stores what insertMany stores: every document is
@@ -136,38 +134,11 @@ function describeAppendMany(label: string, open: () => Promise<{ store: Store; c
   });
 }
 
-describeAppendMany('embedded', async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'dyn-append-'));
-  const store = openSqliteStore({ dataDir });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-});
+describeAppendMany('embedded', () => openEmbeddedTestStore('dyn-append-'));
 
 const url = process.env.MONGODB_URL;
 describe.skipIf(!url)('MongoDB', () => {
-  describeAppendMany('mongodb', async () => {
-    const name = `dyn_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
-    const databaseUrl = (url as string).replace(/^(mongodb(?:\+srv)?:\/\/[^/?]*)(?:\/[^?]*)?(\?.*)?$/, `$1/${name}$2`);
-    const store = await openMongoStore(databaseUrl);
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        const client = new MongoClient(databaseUrl);
-        try {
-          await client.connect();
-          await client.db(name).dropDatabase();
-        } finally {
-          await client.close();
-        }
-      },
-    };
-  });
+  describeAppendMany('mongodb', () => openMongoTestStore(url as string));
 });
 
 describe('embedded: appended rows', () => {

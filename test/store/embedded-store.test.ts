@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { DuplicateKeyError, StoreError, type Store } from '../../src/store/types.ts';
 import { describeStoreConformance } from './conformance.ts';
+import { openEmbeddedTestStore } from './open-stores.ts';
 
 const run = promisify(execFile);
 
@@ -15,17 +16,7 @@ async function freshDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'dyn-store-'));
 }
 
-describeStoreConformance('embedded', async () => {
-  const dataDir = await freshDir();
-  const store = openSqliteStore({ dataDir });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-});
+describeStoreConformance('embedded', () => openEmbeddedTestStore());
 
 describe('embedded store', () => {
   const dirs: string[] = [];
