@@ -26,13 +26,13 @@ import { resolveClientIp } from '../lib/client-ip.ts';
 import { tooManyRequests } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import { isReservedConcretePath } from '../model/reserved-paths.ts';
-import type { Engine, EngineResponse } from '../runtime/engine.ts';
+import type { Engine, EngineRequest, EngineResponse } from '../runtime/engine.ts';
 import { errorResponse } from '../runtime/error-response.ts';
 import { JsonText } from '../runtime/json-text.ts';
 import type { Principal } from '../model/principal.ts';
 import type { RateLimiter } from '../services/rate-limiter.ts';
-import type { SettingsService } from '../services/settings.ts';
-import { ACCESS_COOKIE, resolveCredentials, type AuthDeps } from './middleware/authenticate.ts';
+import type { ActiveSettings, SettingsService } from '../services/settings.ts';
+import { ACCESS_COOKIE, resolveCredentials, type AuthDeps, type Credentials } from './middleware/authenticate.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { securityHeaderPairs } from './middleware/security-headers.ts';
 
@@ -53,69 +53,107 @@ const EMPTY_STATUS = new Set([204, 205, 304]);
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_QUERY: Record<string, string | string[] | undefined> = Object.freeze({}) as Record<string, string | string[] | undefined>;
 
+/** One request on its way through the fast path: what its steps read and what they learn. */
+interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly path: string;
+  readonly queryString: string | null;
+  /** The response's header list so far, as Koa's middleware would have set it. */
+  readonly head: string[];
+  ip: string;
+  principal: Principal | undefined;
+}
+
 /** A listener that answers dynamic GET and HEAD requests itself and hands every other request to `fallback` (Koa). */
 export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): RequestListener {
   const security = securityHeaderPairs({ production: deps.config.nodeEnv === 'production' }).flat();
   const cors = corsPolicy(deps.config.corsOrigins);
 
-  const answer = async (req: IncomingMessage, res: ServerResponse, method: string, path: string, queryString: string | null): Promise<void> => {
-    const headers = req.headers;
-    // The header list as Koa's middleware would have set it: security, then CORS, then rate limit.
-    const head = security.slice();
-    const corsPairs = cors.headersFor(headers.origin);
-    if (corsPairs) for (const [name, value] of corsPairs) head.push(name, value);
-    let ip = req.socket.remoteAddress ?? '';
-    let principal: Principal | undefined;
+  /**
+   * Answers one request. Each step answers at once where it can (settings and the route table
+   * current, credentials that need no lookup, a record read from the embedded store), so a GET by
+   * id is answered without a promise; from the first step that must wait, the rest runs
+   * asynchronously and the promise is returned.
+   */
+  const answer = (call: Call): Promise<void> | undefined => {
     try {
-      const settings = deps.settings.peek() ?? (await deps.settings.get());
-      const forwardedFor = headers['x-forwarded-for'] as string | undefined;
-      ip = resolveClientIp(req.socket.remoteAddress, forwardedFor || undefined, settings.trustedProxyMatcher);
-      if (settings.rateLimitEnabled) {
-        const decision = deps.rateLimiter.hit(ip, settings.rateLimitMax, settings.rateLimitWindowSeconds);
-        head.push('RateLimit-Limit', String(settings.rateLimitMax), 'RateLimit-Remaining', String(decision.remaining));
-        if (!decision.allowed) throw tooManyRequests('Too many requests; slow down', decision.retryAfterSeconds);
-      }
-      const pending = resolveCredentials(deps, {
-        authorization: headers.authorization ?? '',
-        apiKeyHeader: (headers['x-api-key'] as string | undefined) ?? '',
-        cookie: () => readCookie(headers.cookie, ACCESS_COOKIE),
-        ip,
-        method,
-        path,
-      });
-      const credentials = pending instanceof Promise ? await pending : pending;
-      principal = credentials.principal;
-      const response = await deps.engine.handle({
-        method,
-        path,
-        headers: headers as Record<string, string | undefined>,
-        query: queryString ? parseQuery(queryString) : NO_QUERY,
-        body: undefined,
-        ip,
-        principal,
-        authError: credentials.authError,
-        settings,
-        acceptsJsonText: true,
-        source: 'http',
-      });
-      send(res, method, head, response);
+      const settings = deps.settings.peek();
+      const pending = settings === null ? deps.settings.get().then((loaded) => admit(call, loaded)) : admit(call, settings);
+      return pending?.catch((error: unknown) => fail(call, error));
     } catch (error) {
-      const rendered = errorResponse(error);
-      if (rendered.status >= 500) {
-        deps.logger.error('request failed', { method, path, error });
-        deps.audit.enqueue({
-          action: 'error',
-          message: `${method} ${path} failed with ${rendered.status}`,
-          source: 'http',
-          ip,
-          userId: principal?.kind === 'user' ? principal.userId : null,
-          method,
-          path,
-          statusCode: rendered.status,
-        });
-      }
-      if (!res.headersSent) send(res, method, head, rendered);
+      fail(call, error);
+      return undefined;
     }
+  };
+
+  /** Client address, rate limit, credentials: what the Koa chain does before the endpoint. */
+  const admit = (call: Call, settings: ActiveSettings): Promise<void> | undefined => {
+    const headers = call.req.headers;
+    const remoteAddress = call.req.socket.remoteAddress;
+    call.ip = resolveClientIp(remoteAddress, (headers['x-forwarded-for'] as string | undefined) || undefined, settings.trustedProxyMatcher);
+    if (settings.rateLimitEnabled) {
+      const decision = deps.rateLimiter.hit(call.ip, settings.rateLimitMax, settings.rateLimitWindowSeconds);
+      call.head.push('RateLimit-Limit', String(settings.rateLimitMax), 'RateLimit-Remaining', String(decision.remaining));
+      if (!decision.allowed) throw tooManyRequests('Too many requests; slow down', decision.retryAfterSeconds);
+    }
+    const credentials = resolveCredentials(deps, {
+      authorization: headers.authorization ?? '',
+      apiKeyHeader: (headers['x-api-key'] as string | undefined) ?? '',
+      cookie: () => readCookie(headers.cookie, ACCESS_COOKIE),
+      ip: call.ip,
+      method: call.method,
+      path: call.path,
+    });
+    return credentials instanceof Promise ? credentials.then((resolved) => dispatch(call, settings, resolved)) : dispatch(call, settings, credentials);
+  };
+
+  /** The engine's answer: at once where it gives one (`handleNow`), else through `handle`. */
+  const dispatch = (call: Call, settings: ActiveSettings, credentials: Credentials): Promise<void> | undefined => {
+    call.principal = credentials.principal;
+    const request: EngineRequest = {
+      method: call.method,
+      path: call.path,
+      headers: call.req.headers as Record<string, string | undefined>,
+      query: call.queryString ? parseQuery(call.queryString) : NO_QUERY,
+      body: undefined,
+      ip: call.ip,
+      principal: call.principal,
+      authError: credentials.authError,
+      settings,
+      acceptsJsonText: true,
+      source: 'http',
+    };
+    const now = deps.engine.handleNow(request);
+    if (now === null) return deps.engine.handle(request).then((response) => send(call.res, call.method, call.head, response));
+    send(call.res, call.method, call.head, now);
+    return undefined;
+  };
+
+  /** A failure before or while answering, rendered as Koa's error handler would; a 5xx is logged and audited. */
+  const fail = (call: Call, error: unknown): void => {
+    const rendered = errorResponse(error);
+    if (rendered.status >= 500) {
+      deps.logger.error('request failed', { method: call.method, path: call.path, error });
+      deps.audit.enqueue({
+        action: 'error',
+        message: `${call.method} ${call.path} failed with ${rendered.status}`,
+        source: 'http',
+        ip: call.ip,
+        userId: call.principal?.kind === 'user' ? call.principal.userId : null,
+        method: call.method,
+        path: call.path,
+        statusCode: rendered.status,
+      });
+    }
+    if (!call.res.headersSent) send(call.res, call.method, call.head, rendered);
+  };
+
+  // Only writing the answer itself can fail here (`answer` renders the failures before it).
+  const lost = (call: Call, error: unknown): void => {
+    deps.logger.error('request failed', { method: call.method, path: call.path, error });
+    if (!call.res.headersSent) call.res.destroy();
   };
 
   return (req, res) => {
@@ -131,11 +169,16 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
       fallback(req, res);
       return;
     }
-    answer(req, res, method, path, q === -1 ? null : url.slice(q + 1)).catch((error: unknown) => {
-      // Only writing the answer itself can fail here (failures before it are rendered above).
-      deps.logger.error('request failed', { method, path, error });
-      if (!res.headersSent) res.destroy();
-    });
+    // The header list as Koa's middleware would have set it: security, then CORS, then rate limit.
+    const head = security.slice();
+    const corsPairs = cors.headersFor(req.headers.origin);
+    if (corsPairs) for (const [name, value] of corsPairs) head.push(name, value);
+    const call: Call = { req, res, method, path, queryString: q === -1 ? null : url.slice(q + 1), head, ip: req.socket.remoteAddress ?? '', principal: undefined };
+    try {
+      answer(call)?.catch((error: unknown) => lost(call, error));
+    } catch (error) {
+      lost(call, error);
+    }
   };
 }
 

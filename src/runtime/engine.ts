@@ -186,23 +186,64 @@ export class Engine {
       const served = await this.serve(table, match, request);
       response = { status: served.status, body: served.body, endpointId: match.endpoint.doc._id };
     } catch (error) {
-      const rendered = this.renderError(error, match.endpoint, `${request.method} ${request.path}`);
-      response = { status: rendered.status, body: rendered.body, endpointId: match.endpoint.doc._id };
-      if (rendered.status === 405) response.headers = { ...rendered.headers, Allow: table.methodsOf(request.path).join(', ') };
-      else if (rendered.headers !== undefined && Object.keys(rendered.headers).length > 0) response.headers = rendered.headers;
+      response = this.failure(table, match, request, error);
     }
     this.record(match.endpoint, request, response.status, response.body);
     return response;
   }
 
-  private async serve(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<{ status: number; body: unknown }> {
-    const { endpoint } = match;
-    const doc = endpoint.doc;
+  /**
+   * `handle`'s answer given at once, where it can be: a GET (or HEAD) of one record on a CRUD
+   * endpoint, the route table current, no `populate`, and a store that reads without waiting.
+   * Null otherwise, before anything was counted: the caller then uses `handle`. The same steps
+   * in the same order as `run` → `serve` → `crud`, so the answer is the same either way.
+   */
+  handleNow(request: EngineRequest): EngineResponse | null {
+    if (!request.acceptsJsonText || (request.method !== 'GET' && request.method !== 'HEAD') || !this.deps.records.readsNow) return null;
+    const table = this.deps.routes.peek();
+    if (table === null) return null;
+    const match = table.lookup('GET', request.path);
+    if (match === null || match.id === null || match.endpoint.doc.handler.enabled || 'populate' in request.query) return null;
+    const { endpoint, id } = match;
+    let response: EngineResponse;
+    try {
+      this.admit(endpoint, request);
+      const resourcePath = endpoint.pattern.paramNames.length === 0 ? endpoint.pattern.path : fillPattern(endpoint.pattern, match.params);
+      if (!isId(id)) throw notFound('Record not found');
+      readItemPopulate(endpoint, request.query);
+      const json = this.deps.records.getJsonNow(resourcePath, id);
+      if (json === undefined) return null;
+      if (json === null) throw notFound('Record not found');
+      response = { status: 200, body: new JsonText(`{"success":true,"data":${json}}`), endpointId: endpoint.doc._id };
+    } catch (error) {
+      response = this.failure(table, match, request, error);
+    }
+    this.record(endpoint, request, response.status, response.body);
+    return response;
+  }
+
+  /** The response for a call that failed, rendered by the shared renderer (`Allow` on a 405). */
+  private failure(table: RouteTable, match: RouteMatch, request: EngineRequest, error: unknown): EngineResponse {
+    const rendered = this.renderError(error, match.endpoint, `${request.method} ${request.path}`);
+    const response: EngineResponse = { status: rendered.status, body: rendered.body, endpointId: match.endpoint.doc._id };
+    if (rendered.status === 405) response.headers = { ...rendered.headers, Allow: table.methodsOf(request.path).join(', ') };
+    else if (rendered.headers !== undefined && Object.keys(rendered.headers).length > 0) response.headers = rendered.headers;
+    return response;
+  }
+
+  /** Network rules, then the access type: throws the 403 or 401 a caller gets. */
+  private admit(endpoint: CompiledEndpoint, request: EngineRequest): void {
     if (!request.skipNetworkRules && !endpoint.network.allows({ ip: request.ip, origin: request.headers.origin, referer: request.headers.referer, host: request.headers.host })) {
       throw new AppError(403, NETWORK_DENIED);
     }
-    const denial = accessDenial(doc, request.principal, request.authError);
+    const denial = accessDenial(endpoint.doc, request.principal, request.authError);
     if (denial) throw denial;
+  }
+
+  private async serve(table: RouteTable, match: RouteMatch, request: EngineRequest): Promise<{ status: number; body: unknown }> {
+    const { endpoint } = match;
+    const doc = endpoint.doc;
+    this.admit(endpoint, request);
     const settings = request.settings ?? this.deps.settings.peek() ?? (await this.deps.settings.get());
     const resourcePath = endpoint.pattern.paramNames.length === 0 ? endpoint.pattern.path : fillPattern(endpoint.pattern, match.params);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);

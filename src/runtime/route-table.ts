@@ -160,13 +160,19 @@ export class RouteTable {
   }
 
   lookup(method: string, path: string): RouteMatch | null {
-    const root = this.tries.get(method.toUpperCase() as HttpMethod);
+    const root = this.tries.get(method as HttpMethod) ?? this.tries.get(method.toUpperCase() as HttpMethod);
     if (!root) return null;
-    let parts: string[];
-    try {
-      parts = splitPath(path).map(decodeURIComponent);
-    } catch {
-      return null; // malformed percent-encoding matches nothing
+    const parts = splitPath(path);
+    // Only segments with a percent sign need decoding (most have none).
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
+      if (part.includes('%')) {
+        try {
+          parts[i] = decodeURIComponent(part);
+        } catch {
+          return null; // malformed percent-encoding matches nothing
+        }
+      }
     }
     const found: Found = { collection: null, item: null };
     walk(root, parts, 0, found);

@@ -207,6 +207,19 @@ export class RecordsService {
     return row?.fields.resourcePath === resourcePath ? row.json : null;
   }
 
+  /** Whether getJsonNow answers: the store reads without waiting (the embedded store does). */
+  get readsNow(): boolean {
+    return this.records.findJsonByIdNow !== undefined;
+  }
+
+  /** getJson answered at once, where the store reads without waiting (see readsNow); undefined where it cannot. */
+  getJsonNow(resourcePath: string, id: string): string | null | undefined {
+    const read = this.records.findJsonByIdNow;
+    if (read === undefined) return undefined;
+    const row = read(id, RECORD_VIEW_WITH_PATH);
+    return row?.fields.resourcePath === resourcePath ? row.json : null;
+  }
+
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.records.find({ _id: { $in: [...new Set(ids)] }, resourcePath });

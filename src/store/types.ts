@@ -126,6 +126,11 @@ export interface Collection<T extends Doc = Doc> {
   findPage(filter: Filter, options: PageOptions): Promise<Page<T>>;
   findJson(filter: Filter, options: FindOptions, view: JsonView): Promise<JsonRow[]>;
   findJsonById(id: string, view: JsonView): Promise<JsonRow | null>;
+  /**
+   * findJsonById answered at once, where the store reads without waiting (the embedded store);
+   * absent where it cannot (MongoDB). Lets the hot read path skip promises.
+   */
+  readonly findJsonByIdNow?: (id: string, view: JsonView) => JsonRow | null;
   /** Every match as the view's JSON text, page by page (see ScanOptions); a row's `fields` also hold the `orderBy` fields. */
   scanJson(filter: Filter, view: JsonView, options?: ScanOptions): AsyncIterable<JsonRow[]>;
   count(filter: Filter, search?: Search): Promise<number>;

@@ -564,6 +564,10 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
       findJson: (filter, options, view) => run(() => selectView(filter, options, view)),
       findJsonById: (id, view) => run(() => (typeof id === 'string' ? selectViewById(id, view) : null)),
+      findJsonByIdNow: (id, view) => {
+        if (closed) throw new StoreError('unavailable', 'the store is closed');
+        return guard(spec.name, () => selectViewById(id, view));
+      },
       scanJson,
       findPage: (filter, options: PageOptions) =>
         run((): Page<Doc> => {
