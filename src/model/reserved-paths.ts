@@ -1,4 +1,4 @@
-import { splitPath, type PathPattern } from '../lib/paths.ts';
+import type { PathPattern } from '../lib/paths.ts';
 
 // Route roots the service serves itself, or that the spec gives it (`database`, `openapi.json`,
 // `docs`, `mcp`, `cron`, `webhooks`, `/admin`) even before they are served, so that no definition
@@ -49,10 +49,27 @@ export function shadowedRoute(pattern: PathPattern): string | null {
   return null;
 }
 
+const RESERVED_TOP = new Set<string>(RESERVED_TOP_LEVEL);
+const RESERVED_ROOTS = new Set<string>(RESERVED_API_ROOTS);
+
+/** Whether a request path falls under a reserved root (runs on every dynamic read: no split of the whole path). */
 export function isReservedConcretePath(path: string): boolean {
-  const parts = splitPath(path);
-  if (parts[0] && (RESERVED_TOP_LEVEL as readonly string[]).includes(parts[0])) return true;
-  if (parts[0] !== 'api') return false;
-  const root = parts[1] && VERSION.test(parts[1]) ? parts[2] : parts[1];
-  return root !== undefined && (RESERVED_API_ROOTS as readonly string[]).includes(root);
+  const [first, second, third] = leadingSegments(path);
+  if (first !== undefined && RESERVED_TOP.has(first)) return true;
+  if (first !== 'api') return false;
+  const root = second !== undefined && VERSION.test(second) ? third : second;
+  return root !== undefined && RESERVED_ROOTS.has(root);
+}
+
+/** The first three non-empty segments of a path, as splitPath gives them. */
+function leadingSegments(path: string): string[] {
+  const segments: string[] = [];
+  let start = 0;
+  while (segments.length < 3 && start <= path.length) {
+    let end = path.indexOf('/', start);
+    if (end === -1) end = path.length;
+    if (end > start) segments.push(path.slice(start, end));
+    start = end + 1;
+  }
+  return segments;
 }

@@ -29,6 +29,28 @@ describe('reserved paths', () => {
   it.each(paths)('%s is under a reserved root', (path) => {
     expect(isReservedConcretePath(path.replace(/:[A-Za-z_]+/g, 'x'))).toBe(true);
   });
+
+  it.each([
+    ['/admin', true],
+    ['/admin/assets/app.js', true],
+    ['//admin', true],
+    ['/administrator', false],
+    ['/api/users', true],
+    ['/api//users/x', true],
+    ['/api/v1/users', true],
+    ['/api/v12/auth/login', true],
+    ['/api/v1', false],
+    ['/api/vx/users', false],
+    ['/api/v1/v2/users', false],
+    ['/api/items/users', false],
+    ['/api', false],
+    ['/api/', false],
+    ['/', false],
+    ['', false],
+    ['/shop/users', false],
+  ] as const)('%s reserved: %s', (path, reserved) => {
+    expect(isReservedConcretePath(path)).toBe(reserved);
+  });
 });
 
 // The spec's own paths are reserved before they are served: a definition there is refused over
