@@ -208,13 +208,13 @@ export class Engine {
     let response: EngineResponse;
     try {
       this.admit(endpoint, request);
-      const resourcePath = endpoint.pattern.paramNames.length === 0 ? endpoint.pattern.path : fillPattern(endpoint.pattern, match.params);
+      const resourcePath = resourcePathOf(match);
       if (!isId(id)) throw notFound('Record not found');
       readItemPopulate(endpoint, request.query);
       const json = this.deps.records.getJsonNow(resourcePath, id);
       if (json === undefined) return null;
       if (json === null) throw notFound('Record not found');
-      response = { status: 200, body: new JsonText(`{"success":true,"data":${json}}`), endpointId: endpoint.doc._id };
+      response = { status: 200, body: recordText(json), endpointId: endpoint.doc._id };
     } catch (error) {
       response = this.failure(table, match, request, error);
     }
@@ -245,7 +245,7 @@ export class Engine {
     const doc = endpoint.doc;
     this.admit(endpoint, request);
     const settings = request.settings ?? this.deps.settings.peek() ?? (await this.deps.settings.get());
-    const resourcePath = endpoint.pattern.paramNames.length === 0 ? endpoint.pattern.path : fillPattern(endpoint.pattern, match.params);
+    const resourcePath = resourcePathOf(match);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);
     return this.crud(table, endpoint, match, request, resourcePath, settings);
   }
@@ -274,7 +274,7 @@ export class Engine {
       if (request.acceptsJsonText && populate.length === 0) {
         const json = await records.getJson(resourcePath, id as string);
         if (json === null) throw notFound('Record not found');
-        return { status: 200, body: new JsonText(`{"success":true,"data":${json}}`) };
+        return { status: 200, body: recordText(json) };
       }
       const record = await records.get(resourcePath, id as string);
       if (!record) throw notFound('Record not found');
@@ -415,6 +415,17 @@ export class Engine {
       events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? ''), source });
     }
   }
+}
+
+/** The concrete path a match's records live under (its pattern with the `:param` values filled in). */
+function resourcePathOf(match: RouteMatch): string {
+  const pattern = match.endpoint.pattern;
+  return pattern.paramNames.length === 0 ? pattern.path : fillPattern(pattern, match.params);
+}
+
+/** One record's stored JSON text in the response envelope, sent as it is. */
+function recordText(json: string): JsonText {
+  return new JsonText(`{"success":true,"data":${json}}`);
 }
 
 /** The answer for a method a path is not served with: 404, 405 with `Allow`, or 204 for OPTIONS. */

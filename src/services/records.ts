@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import { assertFieldPath } from '../store/filter.ts';
-import { DuplicateKeyError, InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonView, type SortSpec, type Store } from '../store/types.ts';
+import { DuplicateKeyError, InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonRow, type JsonView, type SortSpec, type Store } from '../store/types.ts';
 
 /**
  * Records of dynamic endpoints (`endpointdatas`), shared by every endpoint with the same
@@ -67,6 +67,9 @@ export interface ListOptions {
 /** How clients see a record, as the store's JSON view (the same shape as flattenRecord). */
 const RECORD_VIEW: JsonView = { spread: 'data', tail: ['createdAt', 'updatedAt', 'expiresAt'] };
 const RECORD_VIEW_WITH_PATH: JsonView = { ...RECORD_VIEW, fields: ['resourcePath'] };
+
+/** A record's JSON text when it belongs to this path (an id of another path's record is not found). */
+const jsonUnder = (row: JsonRow | null, resourcePath: string): string | null => (row?.fields.resourcePath === resourcePath ? row.json : null);
 
 /** `{_id, ...data, createdAt, updatedAt}` plus `expiresAt` when set: how clients see a record. */
 export function flattenRecord(record: RecordDoc): Record<string, unknown> {
@@ -203,8 +206,7 @@ export class RecordsService {
 
   /** One record as the JSON text clients get, or null. */
   async getJson(resourcePath: string, id: string): Promise<string | null> {
-    const row = await this.records.findJsonById(id, RECORD_VIEW_WITH_PATH);
-    return row?.fields.resourcePath === resourcePath ? row.json : null;
+    return jsonUnder(await this.records.findJsonById(id, RECORD_VIEW_WITH_PATH), resourcePath);
   }
 
   /** Whether getJsonNow answers: the store reads without waiting (the embedded store does). */
@@ -216,8 +218,7 @@ export class RecordsService {
   getJsonNow(resourcePath: string, id: string): string | null | undefined {
     const read = this.records.findJsonByIdNow;
     if (read === undefined) return undefined;
-    const row = read(id, RECORD_VIEW_WITH_PATH);
-    return row?.fields.resourcePath === resourcePath ? row.json : null;
+    return jsonUnder(read(id, RECORD_VIEW_WITH_PATH), resourcePath);
   }
 
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {
