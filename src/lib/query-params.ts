@@ -18,7 +18,10 @@ const DEFAULTS: ReadQueryOptions = Object.freeze({});
 export function readQuery(query: RawQuery, allowed: readonly string[], options: ReadQueryOptions = DEFAULTS): Record<string, string> {
   const out: Record<string, string> = {};
   const maxLength = options.maxLength ?? 1000;
-  for (const [name, value] of Object.entries(query)) {
+  // for…in rather than Object.entries: no array for the common empty query (every GET by id).
+  for (const name in query) {
+    if (!Object.hasOwn(query, name)) continue;
+    const value = query[name];
     if (value === undefined) continue;
     const shown = name.slice(0, 64);
     if (!allowed.includes(name) && !options.accepts?.(name)) throw badRequest(`Unknown query parameter "${shown}"`, [{ field: shown, message: 'is not an allowed query parameter' }]);

@@ -9,6 +9,22 @@
 export type Doc = { _id: string } & Record<string, unknown>;
 
 export type Filter = Record<string, unknown>;
+
+/** A member's value in a flat document: a primitive, or undefined where the document lacks it. */
+export type FlatValue = string | number | boolean | null | undefined;
+
+/**
+ * Documents of one flat shape, as columns: each document is `fields.length` values in `fields`
+ * order, one after the other in `values`. A field named in `dates` holds epoch milliseconds and
+ * is stored as a date. This is how the audit log buffers its entries: a few primitives per
+ * entry, which cross to the embedded store's append worker by structured clone for a fraction
+ * of what objects cost, and become documents (and rows) there, off the request thread.
+ */
+export interface FlatDocs {
+  readonly fields: readonly string[];
+  readonly dates: readonly string[];
+  readonly values: readonly FlatValue[];
+}
 export type SortSpec = Record<string, 1 | -1>;
 
 export interface Search {
@@ -239,6 +255,12 @@ export interface Store {
    * Resolves when they are stored.
    */
   appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void>;
+  /**
+   * `appendMany` for documents of one flat shape given as columns (FlatDocs): the audit log's
+   * entries. The embedded store turns them into documents on its append worker, so the request
+   * thread only collects primitives. Stores what `appendMany` stores for the same documents.
+   */
+  appendFlat(collection: string, docs: FlatDocs): Promise<void>;
   /**
    * A number that changes whenever another connection (another process, or another store object
    * on the same files) has committed a write — the embedded store's `PRAGMA data_version` — so

@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isoText } from '../../src/store/sqlite/append-rows.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Doc, Store } from '../../src/store/types.ts';
+import type { Doc, FlatDocs, FlatValue, Store } from '../../src/store/types.ts';
 import { openEmbeddedTestStore, openMongoTestStore } from './open-stores.ts';
 
 /**
@@ -39,6 +39,32 @@ const CASES: Array<[string, Record<string, unknown>]> = [
   ['integer-like keys', { action: 'x', '10': 'ten', '2': 'two', b: 'b', a: 'a', createdAt: when }],
   ['a string date column', { action: 'x', createdAt: '2020-01-01T00:00:00.000Z' }],
 ];
+
+/** The audit log's buffered shape (audit-log.ts): what appendFlat is given for its entries. */
+const AUDIT_FIELDS = ['action', 'message', 'source', 'via', 'ip', 'userId', 'method', 'path', 'statusCode', 'createdAt'];
+const FLAT_CASES: Array<[string, FlatValue[]]> = [
+  ['an api_call entry', ['api_call', 'GET /api/items/1 → 200', 'endpoint', 'http', '127.0.0.1', null, 'GET', '/api/items/1', 200, when.getTime()]],
+  ['an error entry without via', ['error', 'GET /api/x failed with 500', 'http', undefined, '::1', 'u1', 'GET', '/api/x', 500, when.getTime()]],
+  ['unicode and escapes', ['api_call', 'héllo → 世界 🎉 "quoted" \\ back\nnew\tline \u0000 \u001f \u2028 \u007f', 'endpoint', undefined, null, null, null, '/ü', null, when.getTime()]],
+  ['lone surrogates', ['api_call', 'lone \ud800 and \udc00 end', 'endpoint', undefined, undefined, undefined, undefined, undefined, undefined, when.getTime()]],
+  ['a long message', ['api_call', longMessage, 'endpoint', undefined, undefined, undefined, undefined, undefined, undefined, when.getTime()]],
+  ['nulls in every column and field', [null, null, null, null, null, null, null, null, null, null]],
+  ['missing columns', [undefined, 'no action, no date', undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined]],
+  ['non-finite numbers and dates at the edges', ['x', 'n', 'endpoint', 'cron', '10.0.0.1', 'u2', 'POST', '/p', Number.NaN, 0]],
+  ['a date before 1970 and a far-future one', ['x', 'early', 'endpoint', undefined, undefined, undefined, undefined, undefined, -1, Date.parse('+012345-01-01T00:00:00.000Z')]],
+];
+
+/** The document a flat entry stands for: what the audit log's toDoc builds for it. */
+function docOfFlat(fields: readonly string[], values: readonly FlatValue[], dates: readonly string[]): Record<string, unknown> {
+  const doc: Record<string, unknown> = {};
+  fields.forEach((field, i) => {
+    const value = values[i];
+    if (value === undefined) return;
+    if (field === '__proto__') Object.defineProperty(doc, field, { value, enumerable: true, writable: true, configurable: true });
+    else doc[field] = dates.includes(field) && typeof value === 'number' ? new Date(value) : value;
+  });
+  return doc;
+}
 
 function describeAppendMany(label: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
   describe(`${label}: appendMany`, () => {
@@ -108,6 +134,44 @@ function describeAppendMany(label: string, open: () => Promise<{ store: Store; c
       expect(withoutId(viaAppend!)).toEqual(withoutId(viaInsert));
       expect(withNull).toMatchObject({ resourcePath: '/api/r', data: null });
       await records().deleteMany({});
+    });
+
+    for (const [name, values] of FLAT_CASES) {
+      it(`appendFlat stores ${name} as appendMany stores its document`, async () => {
+        const doc = docOfFlat(AUDIT_FIELDS, values, ['createdAt']);
+        await store.appendMany('logs', [doc]);
+        const [viaMany] = await logs().find({});
+        await logs().deleteMany({});
+        await store.appendFlat('logs', { fields: AUDIT_FIELDS, dates: ['createdAt'], values });
+        const [viaFlat, ...more] = await logs().find({});
+        expect(more).toEqual([]);
+        expect(viaFlat!._id).toMatch(HEX_ID);
+        expect(withoutId(viaFlat!)).toEqual(withoutId(viaMany!));
+        expect(Object.keys(viaFlat!)).toEqual(Object.keys(viaMany!));
+      });
+    }
+
+    it('appendFlat stores a batch of every flat shape at once, each once and in order', async () => {
+      await store.appendFlat('logs', { fields: AUDIT_FIELDS, dates: ['createdAt'], values: FLAT_CASES.flatMap(([, entry]) => entry) });
+      const stored = await logs().find({}, { sort: { _id: 1 } });
+      expect(stored.map((doc) => doc.message)).toEqual(FLAT_CASES.map(([, entry]) => entry[1]));
+    });
+
+    it('appendFlat keeps a field named __proto__ a member, as appendMany does', async () => {
+      await store.appendMany('logs', [withFlatProto]);
+      const [viaMany] = await logs().find({});
+      await logs().deleteMany({});
+      await store.appendFlat('logs', { fields: ['action', '__proto__', 'message'], dates: [], values: ['api_call', 'text', 'flat proto'] });
+      const [viaFlat] = await logs().find({});
+      expect(Object.getPrototypeOf(viaFlat)).toBe(Object.prototype);
+      expect(Object.hasOwn(viaFlat!, '__proto__')).toBe(true);
+      expect(withoutId(viaFlat!)).toEqual(withoutId(viaMany!));
+    });
+
+    it('appendFlat refuses a batch whose values do not fill whole documents, and stores none of it', async () => {
+      const batch: FlatDocs = { fields: ['action', 'message'], dates: [], values: ['a', 'one', 'b'] };
+      await expect(store.appendFlat('logs', batch)).rejects.toThrow(/2 fields holds 3 values/);
+      expect(await logs().count({})).toBe(0);
     });
 
     it('keeps an _id it is given and gives the others new ones', async () => {

@@ -1,6 +1,7 @@
 import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
 import { newId } from '../../lib/ids.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
+import { docsOfFlat } from '../flat-docs.ts';
 import { jsonRowOf } from '../json-view.ts';
 import { encodeKeys, encodeSet, unwrapEntries } from './key-codec.ts';
 import { applyBatch, ensureBatchIndexes, finishPendingBatches, type BatchDriver } from './batches.ts';
@@ -16,6 +17,7 @@ import {
   type Doc,
   type Filter,
   type FindOptions,
+  type FlatDocs,
   type JsonRow,
   type JsonView,
   type NewDoc,
@@ -50,6 +52,11 @@ export async function openMongoStore(url: string): Promise<Store> {
   const collections = new Map<string, Collection>();
   let closed = false;
   const isClosed = (): boolean => closed;
+  const appendMany = async (collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> => {
+    if (docs.length === 0) return;
+    const stored = docs.map((doc) => encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document);
+    await guard(collection, () => db.collection(collectionSpec(collection).name).insertMany(stored, { ordered: true }));
+  };
   return {
     kind: 'mongodb',
     collection<T extends Doc>(name: string): Collection<T> {
@@ -60,11 +67,8 @@ export async function openMongoStore(url: string): Promise<Store> {
       }
       return collection as unknown as Collection<T>;
     },
-    async appendMany(collection: string, docs: readonly NewDoc<Doc>[]): Promise<void> {
-      if (docs.length === 0) return;
-      const stored = docs.map((doc) => encodeKeys({ ...doc, _id: doc._id ?? newId() }) as Document);
-      await guard(collection, () => db.collection(collectionSpec(collection).name).insertMany(stored, { ordered: true }));
-    },
+    appendMany,
+    appendFlat: async (collection: string, docs: FlatDocs) => appendMany(collection, docsOfFlat(docs)),
     foreignWriteVersion(): number | null {
       return null; // other instances' writes are only seen by reading (see Revisions)
     },

@@ -2,7 +2,9 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
 import { newIds } from '../../lib/ids.ts';
 import { collectionSpec } from '../collections.ts';
-import type { AppendRows } from './append-rows.ts';
+import { docsOfFlat } from '../flat-docs.ts';
+import type { FlatDocs } from '../types.ts';
+import { encodeRows, type AppendRows } from './append-rows.ts';
 import { layoutOf, type SqlValue } from './layout.ts';
 
 /**
@@ -12,10 +14,7 @@ import { layoutOf, type SqlValue } from './layout.ts';
  * a batch survives a crash of the process; only a power loss may drop the last batches — the
  * same promise as the buffering in front of it. Other connections keep their own (FULL) setting.
  */
-interface AppendRequest {
-  id: number;
-  rows: AppendRows;
-}
+type AppendRequest = { id: number } & ({ rows: AppendRows } | { flat: FlatDocs & { collection: string } });
 
 /**
  * Rows per INSERT statement, largest first: a batch is inserted with as few statements as these
@@ -63,9 +62,11 @@ function insertRows({ collection, width, values, ids }: AppendRows): void {
 
 parentPort?.on('message', (request: AppendRequest) => {
   try {
+    // Flat documents become rows here, before the transaction: a value a column refuses fails the batch alone.
+    const rows = 'rows' in request ? request.rows : encodeRows(request.flat.collection, docsOfFlat(request.flat));
     db.exec('BEGIN IMMEDIATE');
     try {
-      insertRows(request.rows);
+      insertRows(rows);
       db.exec('COMMIT');
     } catch (error) {
       db.exec('ROLLBACK');

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { encodeRows } from './append-rows.ts';
+import type { FlatDocs } from '../types.ts';
+import { encodeRows, type AppendRows } from './append-rows.ts';
 
 /** The request-thread side of append-worker.ts: batches in, one promise per batch out. */
 export class AppendWriter {
@@ -37,10 +38,23 @@ export class AppendWriter {
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    return this.send({ rows });
+  }
+
+  /**
+   * Stores flat documents (FlatDocs) in the collection, all in one transaction. Their columns
+   * cross as they are, and the worker makes documents and rows of them: the request thread pays
+   * only for the structured clone of a few primitives per document.
+   */
+  appendFlat(collection: string, docs: FlatDocs): Promise<void> {
+    return this.send({ flat: { collection, fields: docs.fields, dates: docs.dates, values: docs.values } });
+  }
+
+  private send(batch: { rows: AppendRows } | { flat: FlatDocs & { collection: string } }): Promise<void> {
     const id = this.nextId++;
     const done = new Promise<void>((resolve, reject) => {
       this.waiters.set(id, { resolve, reject });
-      this.worker.postMessage({ id, rows });
+      this.worker.postMessage({ id, ...batch });
     });
     this.inFlight.add(done);
     const forget = (): void => void this.inFlight.delete(done);

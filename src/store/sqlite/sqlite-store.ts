@@ -15,6 +15,7 @@ import {
   type CounterChange,
   type Doc,
   type Filter,
+  type FlatDocs,
   type FindOptions,
   type JsonRow,
   type JsonView,
@@ -697,6 +698,14 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       while (builder.writesWait) await builder.writesWait;
       appender ??= new AppendWriter(file, busyTimeoutMs);
       await appender.append(collection, docs);
+    },
+    async appendFlat(collection: string, docs: FlatDocs): Promise<void> {
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      collectionSpec(collection);
+      if (docs.values.length === 0) return;
+      while (builder.writesWait) await builder.writesWait;
+      appender ??= new AppendWriter(file, busyTimeoutMs);
+      await appender.appendFlat(collection, docs);
     },
     async syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options: FieldIndexSync = {}): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
