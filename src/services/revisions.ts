@@ -44,6 +44,14 @@ export class Revisions {
     return null;
   }
 
+  /**
+   * The newest revision this instance has read or written for the key, without a check: revisions
+   * only grow, so the current one is at least this. Null before the first read.
+   */
+  atLeast(key: string): number | null {
+    return this.memo.get(key)?.value ?? null;
+  }
+
   private async read(key: string): Promise<number> {
     const now = Date.now();
     const foreign = this.foreignVersion();

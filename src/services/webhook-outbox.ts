@@ -84,8 +84,11 @@ export class WebhookOutbox implements DurableSink {
     const table = this.table;
     if (!table) return true;
     const known = this.hooks.knownRevision();
-    // A revision known to differ (a save on this instance) is never trusted.
-    const fresh = known === table.revision || (known === null && LAZY.has(event) && performance.now() - this.confirmedAt < LAZY_MS);
+    // A table older than a revision this instance has seen (its own save) is never trusted, also
+    // when another connection's write since (the audit worker's, say) leaves the revision unknown.
+    const fresh =
+      known === table.revision ||
+      (known === null && LAZY.has(event) && (this.hooks.revisionAtLeast() ?? 0) <= table.revision && performance.now() - this.confirmedAt < LAZY_MS);
     if (!fresh) return true; // unsure: look
     return table.events.has(event) || table.events.has('*');
   }

@@ -123,6 +123,11 @@ export class WebhooksService {
     return this.revisions.known(WEBHOOK_REVISION);
   }
 
+  /** The newest revision this instance has seen, a floor for the current one (see Revisions.atLeast). */
+  revisionAtLeast(): number | null {
+    return this.revisions.atLeast(WEBHOOK_REVISION);
+  }
+
   async get(id: string): Promise<WebhookDoc> {
     const hook = isId(id) ? await this.hooks.findById(id) : null;
     if (!hook) throw notFound('Webhook not found');

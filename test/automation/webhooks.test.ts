@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -203,6 +205,31 @@ describe('deliveries', () => {
     const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
     expect(JSON.parse(request!.body).data).toEqual({ path: '/api/things', method: 'POST', statusCode: 400, error: refused.body.error });
     await removeHook(hook._id);
+  });
+
+  it('sends an api.error that follows a hook saved here, though another connection wrote in between', async () => {
+    // The outbox's table is loaded and confirmed (a delivery for the first hook), so within a
+    // second a call event trusts it unless this instance has seen a newer revision (its own save):
+    // a write by another connection since (here a second connection to the same file, in the
+    // server the audit log's worker) must not make it forget that save.
+    const first = await createHook({ events: ['record.created'] });
+    await t.api('POST', '/api/things', { body: { title: 'loads the table' } });
+    await receiver.waitFor(1, { path: `/${first.name}` });
+    const hook = await createHook({ events: ['api.error'] });
+    const other = new DatabaseSync(join(t.dataDir, 'dyn.db'));
+    try {
+      other.exec('PRAGMA busy_timeout = 5000');
+      other.exec('CREATE TABLE IF NOT EXISTS other_connection (n INTEGER)');
+      other.exec('INSERT INTO other_connection VALUES (1)');
+    } finally {
+      other.close();
+    }
+    const refused = await t.api('POST', '/api/things', { body: { title: 7 } });
+    expect(refused.status).toBe(400);
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    expect(JSON.parse(request!.body)).toMatchObject({ event: 'api.error', data: { path: '/api/things', statusCode: 400 } });
+    await removeHook(hook._id);
+    await removeHook(first._id);
   });
 
   it('retries a receiver that is down for the first attempts, with the same X-Webhook-Id, until it takes the event', async () => {
