@@ -25,6 +25,7 @@ export interface FlatDocs {
   readonly dates: readonly string[];
   readonly values: readonly FlatValue[];
 }
+
 export type SortSpec = Record<string, 1 | -1>;
 
 export interface Search {

@@ -85,6 +85,11 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
 
   const uniqueIndexFields = new Map<string, string[]>();
   const builder = new IndexBuilder(file, busyTimeoutMs);
+  /** The append worker (started on first use), once no index build holds writes back. */
+  const appendWriter = async (): Promise<AppendWriter> => {
+    while (builder.writesWait) await builder.writesWait;
+    return (appender ??= new AppendWriter(file, busyTimeoutMs));
+  };
 
   /*
    * The field indexes that exist, read from sqlite_schema again whenever the schema cookie moves
@@ -695,17 +700,13 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       collectionSpec(collection);
       if (docs.length === 0) return;
-      while (builder.writesWait) await builder.writesWait;
-      appender ??= new AppendWriter(file, busyTimeoutMs);
-      await appender.append(collection, docs);
+      await (await appendWriter()).append(collection, docs);
     },
     async appendFlat(collection: string, docs: FlatDocs): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       collectionSpec(collection);
       if (docs.values.length === 0) return;
-      while (builder.writesWait) await builder.writesWait;
-      appender ??= new AppendWriter(file, busyTimeoutMs);
-      await appender.appendFlat(collection, docs);
+      await (await appendWriter()).appendFlat(collection, docs);
     },
     async syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options: FieldIndexSync = {}): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
