@@ -61,8 +61,8 @@ export async function runAuditBench(): Promise<Record<string, unknown>> {
       entries,
       cpuMicrosPerEntry: Number(((used.user + used.system) / entries).toFixed(2)),
       userMicrosPerEntry: Number((used.user / entries).toFixed(2)),
-      // What the request thread pays (building, buffering, encoding and handing over each entry);
-      // the rest is the worker's.
+      // What the request thread pays (buffering each entry's values and handing them over); the
+      // rest is the worker's (making documents and rows of them, and inserting those).
       requestThreadMicrosPerEntry: Number(((own.user + own.system) / entries).toFixed(2)),
       wallMicrosPerEntry: Number(((wallMs * 1000) / entries).toFixed(2)),
       storedEntries: stored,

@@ -1,4 +1,4 @@
-import type { PathPattern } from '../lib/paths.ts';
+import { splitPath, type PathPattern } from '../lib/paths.ts';
 
 // Route roots the service serves itself, or that the spec gives it (`database`, `openapi.json`,
 // `docs`, `mcp`, `cron`, `webhooks`, `/admin`) even before they are served, so that no definition
@@ -52,24 +52,13 @@ export function shadowedRoute(pattern: PathPattern): string | null {
 const RESERVED_TOP = new Set<string>(RESERVED_TOP_LEVEL);
 const RESERVED_ROOTS = new Set<string>(RESERVED_API_ROOTS);
 
-/** Whether a request path falls under a reserved root (runs on every dynamic read: no split of the whole path). */
+/** Whether a request path falls under a reserved root (runs on every dynamic read). */
 export function isReservedConcretePath(path: string): boolean {
-  const [first, second, third] = leadingSegments(path);
+  // splitPath rather than a scan that stops after three segments: V8's split measured faster
+  // (~105 against ~180 ns per path, also on paths of seven segments).
+  const [first, second, third] = splitPath(path);
   if (first !== undefined && RESERVED_TOP.has(first)) return true;
   if (first !== 'api') return false;
   const root = second !== undefined && VERSION.test(second) ? third : second;
   return root !== undefined && RESERVED_ROOTS.has(root);
-}
-
-/** The first three non-empty segments of a path, as splitPath gives them. */
-function leadingSegments(path: string): string[] {
-  const segments: string[] = [];
-  let start = 0;
-  while (segments.length < 3 && start <= path.length) {
-    let end = path.indexOf('/', start);
-    if (end === -1) end = path.length;
-    if (end > start) segments.push(path.slice(start, end));
-    start = end + 1;
-  }
-  return segments;
 }
