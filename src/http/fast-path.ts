@@ -8,7 +8,7 @@
 // | securityHeaders      | the same pairs (securityHeaderPairs), first                        |
 // | errorHandler         | a failure is rendered by errorResponse, a 5xx logged and audited   |
 // | cors                 | corsPolicy.headersFor (a GET/HEAD is never a preflight)             |
-// | requestContext       | settings (peeked, loaded if stale) and resolveClientIp             |
+// | requestContext       | settings (peeked, loaded if stale) and clientIpOf                  |
 // | rateLimit            | the same limiter, headers and 429                                  |
 // | adminUi, jsonBody,   | nothing to do: /admin is a reserved path (handed to Koa), reads     |
 // | csrfProtection       | carry no body, CSRF guards unsafe methods only                     |
@@ -22,7 +22,7 @@
 // requests both ways and compares status, headers and body byte for byte.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import { resolveClientIp } from '../lib/client-ip.ts';
+import { clientIpOf } from '../lib/client-ip.ts';
 import { tooManyRequests } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import { isReservedConcretePath } from '../model/reserved-paths.ts';
@@ -91,8 +91,7 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
   /** Client address, rate limit, credentials: what the Koa chain does before the endpoint. */
   const admit = (call: Call, settings: ActiveSettings): Promise<void> | undefined => {
     const headers = call.req.headers;
-    const remoteAddress = call.req.socket.remoteAddress;
-    call.ip = resolveClientIp(remoteAddress, (headers['x-forwarded-for'] as string | undefined) || undefined, settings.trustedProxyMatcher);
+    call.ip = clientIpOf(call.req.socket, (headers['x-forwarded-for'] as string | undefined) || undefined, settings.trustedProxyMatcher);
     if (settings.rateLimitEnabled) {
       const decision = deps.rateLimiter.hit(call.ip, settings.rateLimitMax, settings.rateLimitWindowSeconds);
       call.head.push('RateLimit-Limit', String(settings.rateLimitMax), 'RateLimit-Remaining', String(decision.remaining));

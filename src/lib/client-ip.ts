@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { Socket } from 'node:net';
 import { normalizeIp, type IpMatcher } from './ip-rules.ts';
 
 /**
@@ -7,7 +8,25 @@ import { normalizeIp, type IpMatcher } from './ip-rules.ts';
  * The proxy must overwrite (not append to) a client-sent X-Forwarded-For for this to be safe.
  */
 export function resolveClientIp(socketAddress: string | undefined, forwardedFor: string | undefined, trustedProxies: IpMatcher): string {
-  const peer = normalizeIp(socketAddress ?? '');
+  return clientIpFrom(normalizeIp(socketAddress ?? ''), forwardedFor, trustedProxies);
+}
+
+// A connection's peer never changes, and a kept-alive connection carries many requests: its
+// normalized address is worked out once (normalizing costs more than this lookup).
+const peers = new WeakMap<Socket, string>();
+
+/** resolveClientIp for a request on `socket`. */
+export function clientIpOf(socket: Socket, forwardedFor: string | undefined, trustedProxies: IpMatcher): string {
+  let peer = peers.get(socket);
+  if (peer === undefined) {
+    const address = socket.remoteAddress;
+    peer = normalizeIp(address ?? '');
+    if (address !== undefined) peers.set(socket, peer);
+  }
+  return clientIpFrom(peer, forwardedFor, trustedProxies);
+}
+
+function clientIpFrom(peer: string, forwardedFor: string | undefined, trustedProxies: IpMatcher): string {
   if (!forwardedFor || !trustedProxies.matches(peer)) return peer;
   const firstHop = normalizeIp(forwardedFor.split(',')[0] ?? '');
   return isIP(firstHop) ? firstHop : peer;

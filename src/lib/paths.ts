@@ -21,8 +21,22 @@ export function normalizePath(raw: string): string {
   return collapsed.length > 1 ? collapsed.replace(/\/$/, '') : collapsed;
 }
 
+/**
+ * The path's non-empty segments. A loop rather than split + filter: on each request's new string
+ * it measured ~135 against ~320 ns (a loop over one repeated string hides this, since V8 caches
+ * the result of splitting the same string).
+ */
 export function splitPath(path: string): string[] {
-  return path.split('/').filter((s) => s !== '');
+  const parts: string[] = [];
+  const length = path.length;
+  let start = 0;
+  while (start < length) {
+    let end = path.indexOf('/', start);
+    if (end === -1) end = length;
+    if (end > start) parts.push(path.slice(start, end));
+    start = end + 1;
+  }
+  return parts;
 }
 
 export function parsePathPattern(raw: string): PathPattern {

@@ -1,4 +1,4 @@
-import { splitPath, type PathPattern } from '../lib/paths.ts';
+import type { PathPattern } from '../lib/paths.ts';
 
 // Route roots the service serves itself, or that the spec gives it (`database`, `openapi.json`,
 // `docs`, `mcp`, `cron`, `webhooks`, `/admin`) even before they are served, so that no definition
@@ -52,13 +52,46 @@ export function shadowedRoute(pattern: PathPattern): string | null {
 const RESERVED_TOP = new Set<string>(RESERVED_TOP_LEVEL);
 const RESERVED_ROOTS = new Set<string>(RESERVED_API_ROOTS);
 
-/** Whether a request path falls under a reserved root (runs on every dynamic read). */
+/**
+ * Whether a request path falls under a reserved root. Runs on every dynamic read, so it reads at
+ * most three segments in place and slices only the ones it looks up: splitting the whole path
+ * cost ~1.4 µs per request in the server (in a loop over one string, V8's split cache makes
+ * splitting look far cheaper than it is on each request's new string).
+ */
 export function isReservedConcretePath(path: string): boolean {
-  // splitPath rather than a scan that stops after three segments: V8's split measured faster
-  // (~105 against ~180 ns per path, also on paths of seven segments).
-  const [first, second, third] = splitPath(path);
-  if (first !== undefined && RESERVED_TOP.has(first)) return true;
-  if (first !== 'api') return false;
-  const root = second !== undefined && VERSION.test(second) ? third : second;
-  return root !== undefined && RESERVED_ROOTS.has(root);
+  const first = nextSegment(path, 0);
+  if (first === -1) return false;
+  const firstEnd = segmentEnd(path, first);
+  const firstText = path.slice(first, firstEnd);
+  if (RESERVED_TOP.has(firstText)) return true;
+  if (firstText !== 'api') return false;
+  let root = nextSegment(path, firstEnd);
+  let rootEnd = root === -1 ? -1 : segmentEnd(path, root);
+  if (root !== -1 && isVersion(path, root, rootEnd)) {
+    root = nextSegment(path, rootEnd);
+    rootEnd = root === -1 ? -1 : segmentEnd(path, root);
+  }
+  return root !== -1 && RESERVED_ROOTS.has(path.slice(root, rootEnd));
+}
+
+/** Where the first non-empty segment at or after `from` starts, or -1 when there is none. */
+function nextSegment(path: string, from: number): number {
+  let start = from;
+  while (start < path.length && path.charCodeAt(start) === 47 /* / */) start++;
+  return start === path.length ? -1 : start;
+}
+
+function segmentEnd(path: string, start: number): number {
+  const slash = path.indexOf('/', start);
+  return slash === -1 ? path.length : slash;
+}
+
+/** VERSION (`v` and digits) tested on path[start, end) without slicing it. */
+function isVersion(path: string, start: number, end: number): boolean {
+  if (end - start < 2 || path.charCodeAt(start) !== 118 /* v */) return false;
+  for (let i = start + 1; i < end; i++) {
+    const code = path.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
 }

@@ -17,7 +17,11 @@ export type TrafficSource = (typeof TRAFFIC_SOURCES)[number];
 export const METRICS = ['requests', 'errors', 'logins', 'webhookDeliveries', 'webhookErrors', 'cronRuns', 'cronFailures', ...TRAFFIC_SOURCES.map((s) => `source.${s}` as const)] as const;
 export type Metric = (typeof METRICS)[number];
 
-const SOURCE_METRIC = Object.fromEntries(TRAFFIC_SOURCES.map((s) => [s, `source.${s}` as const])) as Record<TrafficSource, Metric>;
+/** The metrics countRequest adds to, in the order of its tally. */
+const TALLIED: readonly Metric[] = ['requests', 'errors', ...TRAFFIC_SOURCES.map((s) => `source.${s}` as const)];
+const REQUESTS = 0;
+const ERRORS = 1;
+const SOURCE_SLOT = Object.fromEntries(TRAFFIC_SOURCES.map((s, i) => [s, 2 + i])) as Record<TrafficSource, number>;
 
 interface DailyDoc {
   _id: string;
@@ -49,6 +53,10 @@ export class DailyStats {
   private todayEnds = 0;
   /** Today's `day|metric` keys, so a bump builds no string. */
   private keys = new Map<string, string>();
+  // countRequest runs on every request, so it adds to plain numbers (TALLIED order) for the day
+  // that ends at tallyEnds; they join `pending` when that day is over, at a flush, or for a read.
+  private readonly tally = new Float64Array(TALLIED.length);
+  private tallyEnds = 0;
   private readonly store: Store;
   private readonly onError: (error: unknown) => void;
   private readonly clock: () => number;
@@ -81,24 +89,44 @@ export class DailyStats {
 
   private add(key: string, n: number): void {
     this.pending.set(key, (this.pending.get(key) ?? 0) + n);
-    if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.timer.unref();
-    }
+    if (!this.timer) this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
   }
 
   /** One served dynamic-endpoint call: requests, errors (status ≥ 400) and traffic by source. */
   countRequest(source: TrafficSource, status: number): void {
-    // One clock read for the three counters (this runs on every request).
     const now = this.clock();
-    this.add(this.keyOf('requests', now), 1);
-    this.add(this.keyOf(SOURCE_METRIC[source], now), 1);
-    if (status >= 400) this.add(this.keyOf('errors', now), 1);
+    if (now >= this.tallyEnds || now < this.tallyEnds - DAY_MS) {
+      this.foldTally();
+      this.tallyEnds = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+    }
+    const tally = this.tally;
+    tally[REQUESTS] = (tally[REQUESTS] as number) + 1;
+    tally[SOURCE_SLOT[source]] = (tally[SOURCE_SLOT[source]] as number) + 1;
+    if (status >= 400) tally[ERRORS] = (tally[ERRORS] as number) + 1;
+    if (!this.timer) this.schedule();
+  }
+
+  /** Moves the request tallies into `pending`, under the day they were counted on. */
+  private foldTally(): void {
+    const day = utcDay(this.tallyEnds - DAY_MS);
+    for (let slot = 0; slot < TALLIED.length; slot++) {
+      const count = this.tally[slot] as number;
+      if (count === 0) continue;
+      const key = `${day}|${TALLIED[slot]}`;
+      this.pending.set(key, (this.pending.get(key) ?? 0) + count);
+      this.tally[slot] = 0;
+    }
   }
 
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.foldTally();
     const batch = this.pending;
     this.pending = new Map();
     this.flushing = this.flushing.then(async () => {
@@ -138,6 +166,7 @@ export class DailyStats {
     };
     const docs = await this.store.collection<DailyDoc>('dailystats').find({ day: { $in: range }, metric: { $in: [...metrics] } });
     for (const doc of docs) add(doc.day, doc.metric, typeof doc.count === 'number' ? doc.count : 0);
+    this.foldTally();
     for (const [key, count] of this.pending) {
       const [day, metric] = key.split('|') as [string, string];
       add(day, metric, count);

@@ -48,8 +48,33 @@ describe('reserved paths', () => {
     ['/', false],
     ['', false],
     ['/shop/users', false],
+    ['/api/v/users', false],
+    ['/api//v1//users', true],
+    ['/api/v1/', false],
+    ['/api/V1/users', false],
+    ['/adminx', false],
+    ['/api/usersx', false],
+    ['/api/openapi.json', true],
   ] as const)('%s reserved: %s', (path, reserved) => {
     expect(isReservedConcretePath(path)).toBe(reserved);
+  });
+
+  // The check scans the path in place; it must agree with the plain definition on any path.
+  it('agrees with the segment-list definition on generated paths', () => {
+    const reference = (path: string): boolean => {
+      const [first, second, third] = path.split('/').filter((s) => s !== '');
+      if (first === 'admin') return true;
+      if (first !== 'api') return false;
+      const root = second !== undefined && /^v\d+$/.test(second) ? third : second;
+      return root !== undefined && ['auth', 'users', 'openapi.json', 'docs', 'mcp'].includes(root);
+    };
+    const pieces = ['', 'api', 'admin', 'v1', 'v', 'v22', 'auth', 'users', 'docs', 'mcp', 'openapi.json', 'shop', 'x'];
+    let seed = 7;
+    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    for (let i = 0; i < 5000; i++) {
+      const path = (next(2) ? '/' : '') + Array.from({ length: next(6) }, () => pieces[next(pieces.length)]).join('/') + (next(4) ? '' : '/');
+      expect(isReservedConcretePath(path), path).toBe(reference(path));
+    }
   });
 });
 

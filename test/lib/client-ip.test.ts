@@ -1,5 +1,7 @@
+import { once } from 'node:events';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { resolveClientIp } from '../../src/lib/client-ip.ts';
+import { clientIpOf, resolveClientIp } from '../../src/lib/client-ip.ts';
 import { compileIpRules, PRIVATE_AND_LOOPBACK_RANGES } from '../../src/lib/ip-rules.ts';
 
 const trusted = compileIpRules(PRIVATE_AND_LOOPBACK_RANGES);
@@ -46,5 +48,30 @@ describe('resolveClientIp', () => {
 
   it('an unknown socket address stays empty rather than trusting the header', () => {
     expect(resolveClientIp(undefined, '203.0.113.5', trusted)).toBe('');
+  });
+});
+
+// clientIpOf keeps a connection's peer address from its first request; the header and the
+// trusted-proxy list are still read on every request of the connection.
+describe('clientIpOf', () => {
+  it('reads X-Forwarded-For and the trusted proxies anew on each request of one connection', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const client = createConnection(port, '127.0.0.1');
+    const [socket] = await accepted;
+    try {
+      expect(clientIpOf(socket, undefined, trusted)).toBe('127.0.0.1');
+      expect(clientIpOf(socket, '203.0.113.5', trusted)).toBe('203.0.113.5');
+      expect(clientIpOf(socket, '203.0.113.5', compileIpRules([]))).toBe('127.0.0.1');
+      expect(clientIpOf(socket, 'garbage', trusted)).toBe('127.0.0.1');
+      expect(clientIpOf(socket, undefined, trusted)).toBe('127.0.0.1');
+    } finally {
+      client.destroy();
+      socket.destroy();
+      server.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unversionedPaths, versionedPath } from '../../src/lib/paths.ts';
+import { splitPath, unversionedPaths, versionedPath } from '../../src/lib/paths.ts';
 
 describe('versioned paths', () => {
   it.each([
@@ -14,5 +14,19 @@ describe('versioned paths', () => {
 
   it.each(['/api/shop', '/v1/api/x', '/api/v12345/x', '/vx/a', '/'])('%s is nobody\'s alias', (path) => {
     expect(unversionedPaths(path)).toEqual([]);
+  });
+});
+
+describe('splitPath', () => {
+  it.each([
+    ['/api/shop/items', ['api', 'shop', 'items']],
+    ['api/shop', ['api', 'shop']],
+    ['//api//shop/', ['api', 'shop']],
+    ['/a%2Fb/c', ['a%2Fb', 'c']],
+    ['/', []],
+    ['', []],
+    ['///', []],
+  ])('%j has the segments %j', (path, segments) => {
+    expect(splitPath(path)).toEqual(segments);
   });
 });

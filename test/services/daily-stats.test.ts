@@ -49,6 +49,27 @@ describe('DailyStats', () => {
     expect(values.cronRuns).toEqual([0, 0, 0, 0, 0, 0, 0]);
   });
 
+  it('counts requests on the day they were served, also when midnight passes between two flushes', async () => {
+    let now = Date.parse('2026-03-09T23:59:59.999Z');
+    const stats = new DailyStats(store, (error) => { throw error; }, () => now);
+    stats.countRequest('http', 200);
+    stats.countRequest('http', 503);
+    now += 1;
+    stats.countRequest('cron', 200);
+    expect((await stats.series(['requests', 'errors', 'source.http', 'source.cron'], 2)).values).toEqual({
+      requests: [2, 1],
+      errors: [1, 0],
+      'source.http': [2, 0],
+      'source.cron': [0, 1],
+    });
+    await stats.flush();
+    now += DAY;
+    stats.countRequest('http', 200);
+    await stats.flush();
+    const docs = await store.collection('dailystats').find({ metric: 'requests' }, { sort: { day: 1 } });
+    expect(docs.map((d) => [d.day, d.count])).toEqual([['2026-03-09', 2], ['2026-03-10', 1], ['2026-03-11', 1]]);
+  });
+
   it('writes one document per day and metric, adding to it on later flushes and from a second counter', async () => {
     const first = new DailyStats(store, (error) => { throw error; }, () => NOON);
     const second = new DailyStats(store, (error) => { throw error; }, () => NOON);

@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { resolveClientIp } from '../../lib/client-ip.ts';
+import { clientIpOf } from '../../lib/client-ip.ts';
 import type { SettingsService } from '../../services/settings.ts';
 import type { DynContext } from '../state.ts';
 
@@ -8,7 +8,7 @@ export function requestContext(settings: SettingsService) {
   return async (ctx: DynContext, next: Next): Promise<void> => {
     ctx.state.clientIp = ctx.req.socket.remoteAddress ?? '';
     ctx.state.settings = settings.peek() ?? (await settings.get());
-    ctx.state.clientIp = resolveClientIp(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, ctx.state.settings.trustedProxyMatcher);
+    ctx.state.clientIp = clientIpOf(ctx.req.socket, ctx.get('X-Forwarded-For') || undefined, ctx.state.settings.trustedProxyMatcher);
     await next();
   };
 }
