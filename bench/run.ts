@@ -191,10 +191,11 @@ function table(rows: string[][]): string {
  * that other load on the machine disturbs far less than req/s.
  */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
-function cpuMicros(pid: number | undefined): number | null {
+function cpuMicros(pid: number | undefined, thread = false): number | null {
   if (pid === undefined) return null;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The process's main thread (its request thread) has the process's id as its thread id.
+    const stat = readFileSync(thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
   } catch {
@@ -202,9 +203,14 @@ function cpuMicros(pid: number | undefined): number | null {
   }
 }
 
-type Measured1 = WrkResult & { cpuMicros: number | null };
+type Measured1 = WrkResult & { cpuMicros: number | null; threadMicros: number | null };
 
-function combine(rounds: readonly Measured1[]): WrkResult & { rounds: number[]; cpuMicrosPerRequest: number | null } {
+/**
+ * Also the request thread alone: its CPU time per request, and `threadBusy`, the share of the
+ * measured time it ran. A single-threaded server's throughput is its request thread's time per
+ * request while that share is ~100%; below it, the thread waited for work or for a core.
+ */
+function combine(rounds: readonly Measured1[]): WrkResult & { rounds: number[]; cpuMicrosPerRequest: number | null; threadMicrosPerRequest: number | null; threadBusy: number | null } {
   const median = (values: number[]): number => {
     const sorted = [...values].sort((a, b) => a - b);
     const mid = Math.floor(sorted.length / 2);
@@ -222,6 +228,8 @@ function combine(rounds: readonly Measured1[]): WrkResult & { rounds: number[]; 
     errors: { connect: sum((r) => r.errors.connect), read: sum((r) => r.errors.read), write: sum((r) => r.errors.write), status: sum((r) => r.errors.status), timeout: sum((r) => r.errors.timeout) },
     rounds: rounds.map((r) => Math.round(r.requestsPerSecond)),
     cpuMicrosPerRequest: rounds.every((r) => r.cpuMicros !== null) && requests > 0 ? sum((r) => r.cpuMicros ?? 0) / requests : null,
+    threadMicrosPerRequest: rounds.every((r) => r.threadMicros !== null) && requests > 0 ? sum((r) => r.threadMicros ?? 0) / requests : null,
+    threadBusy: rounds.every((r) => r.threadMicros !== null) && durationSeconds > 0 ? sum((r) => r.threadMicros ?? 0) / (durationSeconds * 1e6) : null,
   };
 }
 
@@ -385,9 +393,15 @@ async function main(): Promise<void> {
       for (let i = 0; i < servers.length; i++) {
         const server = servers[(round + i) % servers.length]!;
         const cpuBefore = cpuMicros(pids[server]);
+        const threadBefore = cpuMicros(pids[server], true);
         const result = await runWrk({ ...options(server), seconds: segmentSeconds });
         const cpuAfter = cpuMicros(pids[server]);
-        rounds[server].push({ ...result, cpuMicros: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore });
+        const threadAfter = cpuMicros(pids[server], true);
+        rounds[server].push({
+          ...result,
+          cpuMicros: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+          threadMicros: threadBefore === null || threadAfter === null ? null : threadAfter - threadBefore,
+        });
         await sleep(500); // let buffered audit entries and call counts flush before the next run
       }
     }
@@ -396,7 +410,7 @@ async function main(): Promise<void> {
       const result = combine(rounds[server]);
       measured[server] = result;
       const perRound = rounds[server].map((r) => fmtRps(r.requestsPerSecond)).join(' / ');
-      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${result.cpuMicrosPerRequest === null ? '' : `, ${result.cpuMicrosPerRequest.toFixed(1)} µs CPU per request`}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
+      console.log(`  ${server}: ${fmtRps(result.requestsPerSecond)} req/s (rounds ${perRound}), p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}${result.cpuMicrosPerRequest === null ? '' : `, ${result.cpuMicrosPerRequest.toFixed(1)} µs CPU per request`}${result.threadMicrosPerRequest === null || result.threadBusy === null ? '' : ` (request thread ${result.threadMicrosPerRequest.toFixed(1)} µs, busy ${pct(result.threadBusy)})`}${errorsOf(result) ? ` (errors: ${errorsOf(result)})` : ''}`);
     }
     const ratio = measured.dyn.requestsPerSecond / measured.bare.requestsPerSecond;
     const entry: Measured = { scenario, dyn: measured.dyn, bare: measured.bare, ratio, met: ratio >= scenario.target };
