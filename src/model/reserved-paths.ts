@@ -54,9 +54,9 @@ const RESERVED_ROOTS = new Set<string>(RESERVED_API_ROOTS);
 
 /**
  * Whether a request path falls under a reserved root. Runs on every dynamic read, so it reads at
- * most three segments in place and slices only the ones it looks up: splitting the whole path
- * cost ~1.4 µs per request in the server (in a loop over one string, V8's split cache makes
- * splitting look far cheaper than it is on each request's new string).
+ * most three segments in place and slices only the names it looks up. Timed in the server, per
+ * request: ~2.3 µs with split + filter, ~1.4 with splitPath's loop, ~1.2–1.4 with this scan (a
+ * loop over one string makes split look far cheaper: V8 caches the result of splitting it).
  */
 export function isReservedConcretePath(path: string): boolean {
   const first = nextSegment(path, 0);
