@@ -70,7 +70,7 @@ describe('reserved paths', () => {
     };
     const pieces = ['', 'api', 'admin', 'v1', 'v', 'v22', 'auth', 'users', 'docs', 'mcp', 'openapi.json', 'shop', 'x'];
     let seed = 7;
-    const next = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
     for (let i = 0; i < 5000; i++) {
       const path = (next(2) ? '/' : '') + Array.from({ length: next(6) }, () => pieces[next(pieces.length)]).join('/') + (next(4) ? '' : '/');
       expect(isReservedConcretePath(path), path).toBe(reference(path));
