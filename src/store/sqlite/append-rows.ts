@@ -1,5 +1,5 @@
 import { collectionSpec } from '../collections.ts';
-import type { CollectionSpec, Doc } from '../types.ts';
+import type { CollectionSpec, Doc, FlatDocs } from '../types.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 
 /**
@@ -15,6 +15,9 @@ export interface AppendRows {
   values: SqlValue[];
   ids: Array<string | null> | null;
 }
+
+/** One batch for append-worker.ts: rows already encoded, or flat documents the worker encodes. */
+export type AppendBatch = { rows: AppendRows } | { flat: FlatDocs & { collection: string } };
 
 /**
  * The document as the store's other inserts store it: what a JSON round trip makes of it (dates

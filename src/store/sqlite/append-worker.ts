@@ -3,8 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newIds } from '../../lib/ids.ts';
 import { collectionSpec } from '../collections.ts';
 import { docsOfFlat } from '../flat-docs.ts';
-import type { FlatDocs } from '../types.ts';
-import { encodeRows, type AppendRows } from './append-rows.ts';
+import { encodeRows, type AppendBatch, type AppendRows } from './append-rows.ts';
 import { layoutOf, type SqlValue } from './layout.ts';
 
 /**
@@ -14,7 +13,7 @@ import { layoutOf, type SqlValue } from './layout.ts';
  * a batch survives a crash of the process; only a power loss may drop the last batches — the
  * same promise as the buffering in front of it. Other connections keep their own (FULL) setting.
  */
-type AppendRequest = { id: number } & ({ rows: AppendRows } | { flat: FlatDocs & { collection: string } });
+type AppendRequest = { id: number } & AppendBatch;
 
 /**
  * Rows per INSERT statement, largest first: a batch is inserted with as few statements as these

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { FlatDocs } from '../types.ts';
-import { encodeRows, type AppendRows } from './append-rows.ts';
+import { encodeRows, type AppendBatch } from './append-rows.ts';
 
 /** The request-thread side of append-worker.ts: batches in, one promise per batch out. */
 export class AppendWriter {
@@ -50,7 +50,7 @@ export class AppendWriter {
     return this.send({ flat: { collection, fields: docs.fields, dates: docs.dates, values: docs.values } });
   }
 
-  private send(batch: { rows: AppendRows } | { flat: FlatDocs & { collection: string } }): Promise<void> {
+  private send(batch: AppendBatch): Promise<void> {
     const id = this.nextId++;
     const done = new Promise<void>((resolve, reject) => {
       this.waiters.set(id, { resolve, reject });
