@@ -131,6 +131,9 @@ export function ErrorBox(props: { error: unknown }) {
   );
 }
 
+/** Under a headers field: how credential headers are shown and kept (src/model/secret-headers.ts). */
+export const SECRET_HEADERS_HINT = 'Credentials (Authorization, Cookie, names with key, token, secret, auth…) show as "(secret)": leave "(secret)" to keep the stored value, or type a new one.';
+
 export const detailsOf = (error: unknown): Detail[] => (error instanceof ApiError ? error.details : []);
 
 /** The messages for `name`: the field itself and anything under it (`schema.0.name` under `schema`). */

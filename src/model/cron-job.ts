@@ -2,6 +2,7 @@
 // schedule and timezone checks. What an action does when it runs lives in src/automation/cron/actions.
 import cron from 'node-cron';
 import type { Stamp } from './records.ts';
+import { maskSecretHeaders, withStoredSecrets } from './secret-headers.ts';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
@@ -67,6 +68,20 @@ export const ACTION_SCHEMAS: Record<CronActionType, object> = {
     },
   },
 };
+
+/** The action as it may be shown: an HTTP action's credential headers as `(secret)` (secret-headers.ts). */
+export function maskedAction(action: CronAction, shown?: (value: string) => boolean): CronAction {
+  if (action.type !== 'http' || !action.headers) return action;
+  const headers = maskSecretHeaders(action.headers, shown);
+  return headers === action.headers ? action : { ...action, headers };
+}
+
+/** An HTTP action whose masked credential headers take the values `current` (an HTTP action too) holds for them. */
+export function actionWithStoredSecrets(action: CronAction, current: CronAction | undefined): CronAction {
+  if (action.type !== 'http' || !action.headers || current?.type !== 'http') return action;
+  const headers = withStoredSecrets(action.headers, current.headers);
+  return headers === action.headers ? action : { ...action, headers };
+}
 
 export const CRON_ACTION_TYPES = Object.keys(ACTION_SCHEMAS) as CronActionType[];
 

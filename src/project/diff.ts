@@ -53,7 +53,7 @@ export function diffBundles(current: Bundle, desired: Bundle, options: { prune: 
         upserts.push({ kind: kind.kind, key, action: 'create' });
         continue;
       }
-      const fields = changedFields(kind, existing, item);
+      const fields = changedFields(kind, existing, kind.secrets ? kind.secrets.keep(item, existing) : item);
       if (fields.length > 0) upserts.push({ kind: kind.kind, key, action: 'update', fields });
     }
     if (options.prune) {
@@ -74,6 +74,10 @@ export function summarize(changes: readonly Change[]): Record<ChangeAction, numb
 
 function changedFields(kind: Kind, from: object, to: object): FieldChange[] {
   const changes: FieldChange[] = [];
+  // What a plan may show of each side: credentials as `(secret)` (the values are compared as they are).
+  const shown = (spec: object): Record<string, unknown> => (kind.secrets ? kind.secrets.mask(spec, () => false) : spec) as Record<string, unknown>;
+  let shownFrom: Record<string, unknown> | null = null;
+  let shownTo: Record<string, unknown> | null = null;
   for (const field of kind.fields) {
     const a = (from as Record<string, unknown>)[field.name];
     const b = (to as Record<string, unknown>)[field.name];
@@ -84,7 +88,13 @@ function changedFields(kind: Kind, from: object, to: object): FieldChange[] {
     // Deep-equal values have the same canonical JSON; comparing them first spares building two
     // strings for every field of every unchanged definition (most of a 10,000-definition plan).
     if (isDeepStrictEqual(left, right) || canonicalJson(left) === canonicalJson(right)) continue;
-    changes.push(field.writeOnly ? { field: field.name, from: hidden(a), to: hidden(b) } : { field: field.name, from: a, to: b });
+    if (field.writeOnly) {
+      changes.push({ field: field.name, from: hidden(a), to: hidden(b) });
+      continue;
+    }
+    shownFrom ??= shown(from);
+    shownTo ??= shown(to);
+    changes.push({ field: field.name, from: shownFrom[field.name], to: shownTo[field.name] });
   }
   return changes;
 }

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { toPlain } from '../services/settings.ts';
 import type { Bundle } from './bundle.ts';
 import { exportData } from './data.ts';
 import { restorePlaceholders } from './placeholder-memory.ts';
 import { KINDS, specsOf } from './kinds/index.ts';
+import { canonicalJson } from './normalize.ts';
 import { hasPlaceholder } from './placeholders.ts';
 import type { ProjectServices } from './services.ts';
 
@@ -29,6 +31,7 @@ export async function exportBundle(services: ProjectServices, options: ExportOpt
   if (!options.storedValues) {
     await restorePlaceholders(services.store, out);
     hideWriteOnly(out);
+    maskSecrets(out);
   }
   if (options.data) out.data = await exportData(services);
   if (options.settings) out.settings = { ...toPlain(await services.settings.get()) };
@@ -48,3 +51,29 @@ function hideWriteOnly(bundle: Bundle): void {
     }
   }
 }
+
+/** Credentials among the values (a webhook's `Authorization` header) leave the store as their placeholder or `(secret)`. */
+function maskSecrets(bundle: Bundle): void {
+  const record = bundle as unknown as Record<string, object[]>;
+  for (const kind of KINDS) {
+    const secrets = kind.secrets;
+    if (secrets) record[kind.bundleKey] = specsOf(bundle, kind).map((spec) => secrets.mask(spec, hasPlaceholder));
+  }
+}
+
+/**
+ * A digest of each stored definition that holds credentials (kinds with `secrets`), by kind and
+ * natural key: an export shows a changed credential as `(secret)` before and after, so the file
+ * sync compares these to notice it (and writes `(secret)` over the file's old value). Kept in
+ * memory only; the values never leave the process.
+ */
+export async function secretDigests(services: ProjectServices): Promise<Map<string, string>> {
+  const digests = new Map<string, string>();
+  for (const kind of KINDS) {
+    if (!kind.secrets) continue;
+    for (const spec of await kind.read(services)) digests.set(secretDigestKey(kind.kind, kind.key(spec)), createHash('sha256').update(canonicalJson(spec)).digest('hex'));
+  }
+  return digests;
+}
+
+export const secretDigestKey = (kind: string, key: string): string => `${kind}\u0000${key}`;

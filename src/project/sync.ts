@@ -7,7 +7,7 @@ import { applyBundle } from './apply.ts';
 import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
 import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
-import { exportBundle } from './export.ts';
+import { exportBundle, secretDigestKey, secretDigests } from './export.ts';
 import { formatProblem, hashText, isDefinitionFileName, loadProject, type LoadedProject, type ProjectFile, type SourceCache, type SourceFile } from './files.ts';
 import { DEFAULT_PLACEHOLDER_POLICY, resolvePlaceholders } from './placeholders.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -72,6 +72,8 @@ export class ProjectSync {
   private sources: SourceCache | undefined;
   /** The definitions as last known to be the same in the files and the store. */
   private synced: Bundle | null = null;
+  /** The stored credentials' digests when `synced` was last in step with the store (export.ts, secretDigests). */
+  private syncedSecrets: Map<string, string> | null = null;
   private syncedRevision = -1;
   /** The last reconcile found problems (or failed to apply): the next good one says so in the log. */
   private troubled = false;
@@ -97,6 +99,7 @@ export class ProjectSync {
       const loaded = loadProject(this.dir, { cache: recorded.sources, checks: 'ifChanged' });
       this.files = loaded.files;
       this.synced = bundle;
+      this.syncedSecrets = await secretDigests(services);
       this.syncedRevision = revision;
       if (loaded.problems.length === 0) {
         this.sources = loaded.sources;
@@ -165,6 +168,7 @@ export class ProjectSync {
     this.files = loaded.files;
     this.sources = loaded.sources;
     this.synced = loaded.bundle;
+    this.syncedSecrets = await secretDigests(services);
     this.syncedRevision = revision;
     status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: { create: 0, update: 0, delete: 0 } } });
     services.logger.info(`project: ${this.dir} is as it was at the last sync (${loaded.sources.files.size} files) and so is the store; nothing to apply`);
@@ -246,6 +250,7 @@ export class ProjectSync {
       try {
         const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false, actor: PROJECT_SYNC_ACTOR });
         this.synced = loaded.bundle;
+        this.syncedSecrets = await secretDigests(services);
         this.sources = loaded.sources;
         const after = await this.options.storeRevision();
         if (result.changes.length === 0 && after === before) {
@@ -326,7 +331,18 @@ export class ProjectSync {
     this.files = loaded.files;
     const revision = await this.options.storeRevision();
     const current = await exportBundle(services);
+    const secrets = await secretDigests(services);
     const changes = diffBundles(this.synced, current, { prune: true });
+    // A credential changed in the store reads `(secret)` before and after: its digest tells.
+    for (const kind of KINDS) {
+      if (!kind.secrets) continue;
+      for (const spec of specsOf(current, kind)) {
+        const key = kind.key(spec);
+        const before = this.syncedSecrets?.get(secretDigestKey(kind.kind, key));
+        if (before === undefined || before === secrets.get(secretDigestKey(kind.kind, key))) continue;
+        if (!changes.some((change) => change.kind === kind.kind && change.key === key)) changes.push({ kind: kind.kind, key, action: 'update' });
+      }
+    }
     for (const change of changes) {
       const kind = kindOf(change.kind);
       if (change.action === 'delete') {
@@ -342,6 +358,7 @@ export class ProjectSync {
       this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file', writing }));
     }
     this.synced = current;
+    this.syncedSecrets = secrets;
     this.syncedRevision = revision;
     // The files now hold the store's state: only what was written is parsed to know them.
     const written = changes.length === 0 ? loaded : loadProject(this.dir, { cache: loaded.sources, checks: 'never' });

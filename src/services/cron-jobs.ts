@@ -5,9 +5,10 @@
 // cannot reach it.
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { ACTION_SCHEMAS, CRON_ACTION_TYPES, isTimezone, nextRunOf, scheduleProblem, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { ACTION_SCHEMAS, CRON_ACTION_TYPES, isTimezone, maskedAction, nextRunOf, scheduleProblem, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
+import { keepSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
@@ -89,7 +90,7 @@ export function publicCronJob(doc: CronJobDoc): PublicCronJob {
     schedule: doc.schedule,
     timezone: doc.timezone,
     enabled: doc.enabled,
-    action: doc.action,
+    action: maskedAction(doc.action),
     runAs: doc.runAs,
     lastRunAt: doc.lastRunAt ? new Date(doc.lastRunAt).toISOString() : null,
     lastStatus: doc.lastStatus,
@@ -158,7 +159,7 @@ export class CronJobsService {
 
   async create(input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const valid = validateCreate(input);
-    const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor);
+    const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor, undefined);
     const now = new Date();
     const by = principalUserId(actor.principal ?? undefined);
     let doc: CronJobDoc;
@@ -188,7 +189,7 @@ export class CronJobsService {
     const current = await this.get(id);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;
     // A job keeps running as its runAs user only while whoever last saved it could do as much.
-    const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor);
+    const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor, current.action);
     let updated: CronJobDoc | null;
     try {
       updated = await this.jobs.updateOne(
@@ -230,7 +231,8 @@ export class CronJobsService {
     return { kind: 'user', userId: user._id, login: user.login, groupIds: user.groupIds, permissions };
   }
 
-  private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor) {
+  /** `stored`: the job's action now, whose credential headers an HTTP action sent with `(secret)` keeps. */
+  private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor, stored: CronAction | undefined) {
     const schedule = job.schedule.trim().split(/\s+/).join(' ');
     const problem = scheduleProblem(schedule);
     if (problem) throw badRequest(`Invalid request body: schedule "${schedule}" is not a valid cron expression: ${problem}`, [{ field: 'schedule', message: problem }]);
@@ -239,15 +241,16 @@ export class CronJobsService {
     }
     const runAs = job.runAs?.trim() || null;
     if (runAs !== null) await this.assertCanRunAs(runAs, actor.principal);
+    const action = withKeptSecrets(job.action, stored);
     try {
-      await this.checkAction(job.action);
+      await this.checkAction(action);
     } catch (error) {
       if (error instanceof CronActionProblem) {
         throw badRequest(`Invalid request body: ${error.field}: ${error.message}`, [{ field: error.field, message: error.message }]);
       }
       throw error;
     }
-    return { name: job.name, description: job.description, schedule, timezone: job.timezone, enabled: job.enabled, action: job.action, runAs };
+    return { name: job.name, description: job.description, schedule, timezone: job.timezone, enabled: job.enabled, action, runAs };
   }
 
   /** Only someone holding at least the runAs user's permissions may make a job act as them. */
@@ -264,6 +267,13 @@ export class CronJobsService {
     await this.revisions.bump(CRON_REVISION);
     await this.audit.record({ action, message, source: actor.source ?? 'cron', userId: principalUserId(actor.principal ?? undefined), statusCode, ...actor.request });
   }
+}
+
+/** An HTTP action's credential headers sent as `(secret)` with the values `stored` holds (a 400 where it holds none). */
+function withKeptSecrets(action: CronAction, stored: CronAction | undefined): CronAction {
+  if (action.type !== 'http' || !action.headers) return action;
+  const headers = keepSecretHeaders(action.headers, stored?.type === 'http' ? stored.headers : undefined, 'action.headers');
+  return headers === action.headers ? action : { ...action, headers };
 }
 
 /** An action check that refuses a value names the field it refused (e.g. `action.url`). */

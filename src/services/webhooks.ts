@@ -6,6 +6,7 @@
 import { badRequest, conflict, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { principalUserId, type Principal } from '../model/principal.ts';
+import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
 import { FAILING_AFTER, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
@@ -44,6 +45,7 @@ export interface PublicWebhook {
   /** Whether a secret is set; the secret itself is never returned. */
   secret: 'set' | 'unset';
   enabled: boolean;
+  /** Credentials among them (`Authorization`, …) as `(secret)`: see model/secret-headers.ts. */
   headers: Record<string, string>;
   /** `failing` from FAILING_AFTER failed attempts in a row until the next success. */
   health: 'ok' | 'failing' | 'unknown';
@@ -70,7 +72,7 @@ export function publicWebhook(doc: WebhookDoc): PublicWebhook {
     filter: doc.filter,
     secret: doc.secret ? 'set' : 'unset',
     enabled: doc.enabled,
-    headers: doc.headers,
+    headers: maskSecretHeaders(doc.headers),
     health: doc.consecutiveFailures >= FAILING_AFTER ? 'failing' : doc.lastStatus === null ? 'unknown' : 'ok',
     consecutiveFailures: doc.consecutiveFailures,
     lastDeliveryAt: iso(doc.lastDeliveryAt),
@@ -143,7 +145,7 @@ export class WebhooksService {
 
   async create(input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const valid = validateCreate(input);
-    const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid });
+    const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
     const now = new Date();
     let doc: WebhookDoc;
     try {
@@ -165,12 +167,12 @@ export class WebhooksService {
     return doc;
   }
 
-  /** `secret` left out keeps the current one; `null` removes it. */
+  /** `secret` left out keeps the current one; `null` removes it. A secret header sent as `(secret)` keeps its value. */
   async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const valid = validateUpdate(input);
     const current = await this.get(id);
     const { name, url, events, filter, secret, enabled, headers } = current;
-    const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid });
+    const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
     let updated: WebhookDoc | null;
     try {
       updated = await this.hooks.updateOne({ _id: current._id }, { $set: { ...hook, nameKey: nameKey(hook.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } });
@@ -199,7 +201,8 @@ export class WebhooksService {
     else await this.hooks.updateOne({ _id: hookId }, { $set: set, $inc: { consecutiveFailures: 1 } });
   }
 
-  private async checked(hook: Required<WebhookInput>): Promise<Required<WebhookInput>> {
+  /** Headers, URL: what validation alone cannot check. `stored`: the hook's headers now, which a masked secret header keeps. */
+  private async checked(hook: Required<WebhookInput>, stored: Record<string, string> | undefined): Promise<Required<WebhookInput>> {
     for (const name of Object.keys(hook.headers)) {
       if (RESERVED_HEADERS.has(name.toLowerCase())) {
         throw badRequest(`Invalid request body: headers.${name}: this header cannot be set on a webhook`, [{ field: `headers.${name}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }]);
@@ -211,7 +214,8 @@ export class WebhooksService {
       const message = error instanceof Error ? error.message : String(error);
       throw badRequest(`Invalid request body: url: ${message}`, [{ field: 'url', message }]);
     }
-    return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter ?? null, secret: hook.secret ?? null, enabled: hook.enabled, headers: hook.headers };
+    const headers = keepSecretHeaders(hook.headers, stored, 'headers');
+    return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter ?? null, secret: hook.secret ?? null, enabled: hook.enabled, headers };
   }
 
   private async changed(actor: WebhookActor, action: string, message: string, statusCode: number): Promise<void> {

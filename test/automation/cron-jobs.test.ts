@@ -12,6 +12,8 @@ let target: Server;
 let targetPort: number;
 let connections = 0;
 let hits: string[] = [];
+/** The headers of the last request the listener took. */
+let lastHeaders: Record<string, string | string[] | undefined> = {};
 
 let seq = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${(seq++).toString(36)}`;
@@ -19,6 +21,7 @@ const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${(seq++
 beforeAll(async () => {
   target = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
+    lastHeaders = req.headers;
     if (req.url === '/big') return res.end('y'.repeat(10_000));
     if (req.url === '/to-blocked') {
       res.writeHead(302, { location: `http://2130706433:${targetPort}/landed` });
@@ -216,6 +219,37 @@ describe('the outbound policy on http actions', () => {
     expect(run.body.data.status).toBe('failed');
     expect(run.body.data.error).toMatch(/is refused: 127\.0\.0\.1 is a loopback address/);
     expect(connections).toBe(0);
+  });
+});
+
+describe('credential headers of http actions', () => {
+  it('are shown as (secret), sent as stored, kept when (secret) comes back, and refused as (secret) with nothing stored', async () => {
+    await putSettings({ outboundAllowList: [`127.0.0.1:${targetPort}`] });
+    try {
+      const action = { type: 'http', url: `http://127.0.0.1:${targetPort}/report`, method: 'POST', headers: { Authorization: 'Bearer cron-tok', 'X-Source': 'dyn' } };
+      const job = await createJob({ action });
+      expect(job.action).toEqual({ ...action, headers: { Authorization: '(secret)', 'X-Source': 'dyn' } });
+      const shown = await t.api('GET', `/api/cron/${job._id}`, { token: admin });
+      const listed = await t.api('GET', `/api/cron?search=${job.name}`, { token: admin });
+      expect(shown.body.data.action.headers).toEqual({ Authorization: '(secret)', 'X-Source': 'dyn' });
+      expect(shown.text + listed.text).not.toContain('cron-tok');
+
+      expect((await runNow(job._id)).body.data.status).toBe('ok');
+      expect(lastHeaders.authorization).toBe('Bearer cron-tok');
+
+      // Saved back as shown, with another URL: the credential stays.
+      const saved = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { action: { ...shown.body.data.action, url: `http://127.0.0.1:${targetPort}/report2` } } });
+      expect(saved.status, saved.text).toBe(200);
+      expect((await runNow(job._id)).body.data.status).toBe('ok');
+      expect(hits.at(-1)).toBe('POST /report2');
+      expect(lastHeaders.authorization).toBe('Bearer cron-tok');
+
+      const refused = await t.api('POST', '/api/cron', { token: admin, body: { name: unique('masked'), schedule: '0 3 * * *', action: { ...action, headers: { Authorization: '(secret)' } } } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details).toEqual([{ field: 'action.headers.Authorization', message: expect.stringMatching(/^\(secret\) keeps the value stored for this header, and none is stored/) }]);
+    } finally {
+      await putSettings({ outboundAllowList: [] });
+    }
   });
 });
 

@@ -89,6 +89,51 @@ describe('webhook definitions', () => {
     expect((await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).status).toBe(404);
   });
 
+  it('shows credential headers as (secret), sends their values, and keeps them when (secret) comes back', async () => {
+    const hook = await createHook({ headers: { Authorization: 'Bearer tok-1', 'X-Api-Key': 'key-1', 'X-Team': 'ops' } });
+    const masked = { Authorization: '(secret)', 'X-Api-Key': '(secret)', 'X-Team': 'ops' };
+    expect(hook.headers).toEqual(masked);
+    const one = await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin });
+    const list = await t.api('GET', '/api/webhooks?limit=100', { token: admin });
+    expect(one.body.data.headers).toEqual(masked);
+    expect(list.body.data.find((h: any) => h._id === hook._id).headers).toEqual(masked);
+    expect(one.text + list.text).not.toMatch(/tok-1|key-1/);
+    const sent = async () => {
+      receiver.reset();
+      expect((await t.api('POST', `/api/webhooks/${hook._id}/test`, { token: admin })).status).toBe(200);
+      const headers = receiver.received[0]!.headers;
+      return { authorization: headers.authorization, key: headers['x-api-key'], team: headers['x-team'] };
+    };
+    expect(await sent()).toEqual({ authorization: 'Bearer tok-1', key: 'key-1', team: 'ops' });
+
+    // The form as shown, one plain header changed (and a name in another letter case): the credentials stay.
+    const saved = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { headers: { authorization: '(secret)', 'X-Api-Key': '(secret)', 'X-Team': 'platform' } } });
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body.data.headers).toEqual({ authorization: '(secret)', 'X-Api-Key': '(secret)', 'X-Team': 'platform' });
+    expect(await sent()).toEqual({ authorization: 'Bearer tok-1', key: 'key-1', team: 'platform' });
+
+    // A new value replaces it; a header left out is gone.
+    await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { headers: { Authorization: 'Bearer tok-2' } } });
+    expect(await sent()).toEqual({ authorization: 'Bearer tok-2', key: undefined, team: undefined });
+    await removeHook(hook._id);
+  });
+
+  it('refuses (secret) for a credential header with no value to keep, and stores nothing', async () => {
+    const name = unique('masked');
+    const created = await t.api('POST', '/api/webhooks', { token: admin, body: { name, url: `${receiver.url}/${name}`, events: ['*'], headers: { Authorization: '(secret)' } } });
+    expect(created.status).toBe(400);
+    expect(created.body.error).toMatch(/^Invalid request body: headers\.Authorization: \(secret\) keeps the value stored for this header, and none is stored/);
+    expect(created.body.details).toEqual([{ field: 'headers.Authorization', message: expect.any(String) }]);
+    expect((await t.api('GET', `/api/webhooks/${name}`, { token: admin })).status).toBe(404);
+
+    const hook = await createHook({ headers: { 'X-Team': 'ops' } });
+    const updated = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { headers: { 'X-Team': 'ops', 'X-Auth-Token': '(secret)' } } });
+    expect(updated.status).toBe(400);
+    expect(updated.body.details).toEqual([{ field: 'headers.X-Auth-Token', message: expect.any(String) }]);
+    expect((await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).body.data.headers).toEqual({ 'X-Team': 'ops' });
+    await removeHook(hook._id);
+  });
+
   it.each([
     { name: 'an unknown event', body: { events: ['user.exploded'] }, field: 'events.0' },
     { name: 'no events', body: { events: [] }, field: 'events' },

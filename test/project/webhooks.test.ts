@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProject } from '../../src/project/files.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { tempDir, writeFiles } from './helpers.ts';
-import { removeSyncDirs, syncTempDir, waitFor } from './sync-helpers.ts';
+import { removeSyncDirs, sleep, syncTempDir, waitFor } from './sync-helpers.ts';
 
 /**
  * Webhooks as project definitions (kinds/webhook.ts): `webhooks/*.yaml`, plan/apply/export over
@@ -30,6 +31,15 @@ async function call(t: TestServer, method: string, path: string, body?: unknown)
   const res = await t.api(method, path, { token: await t.adminToken(), ...(body === undefined ? {} : { body }) });
   expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
   return res.body.data;
+}
+/** A hook's headers as stored (what it sends; the API shows credentials as `(secret)`). */
+function storedHookHeaders(t: TestServer, name: string): Record<string, string> | undefined {
+  const db = new DatabaseSync(join(t.dataDir, 'dyn.db'), { readOnly: true });
+  try {
+    return db.prepare('SELECT doc FROM webhooks').all().map((row) => JSON.parse(row.doc as string)).find((doc) => doc.name === name)?.headers;
+  } finally {
+    db.close();
+  }
 }
 const hook = (name: string, fields: Record<string, unknown> = {}) => ({ name, url: 'https://1.1.1.1/hooks', events: ['record.created'], ...fields });
 
@@ -109,6 +119,45 @@ describe('webhooks through POST /api/project/plan, /apply and export', () => {
   });
 });
 
+describe('credential headers in plans, bundles and exports', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await start();
+  });
+
+  it('leave the store as (secret) or as their placeholder; a bundle that says (secret) keeps the value', async () => {
+    await call(t, 'POST', '/api/webhooks', hook('typed', { headers: { Authorization: 'Bearer typed-token', 'X-Team': 'ops' } }));
+    const bundle = await call(t, 'GET', '/api/project/export?format=json');
+    const exported = bundle.webhooks.find((h: any) => h.name === 'typed');
+    expect(exported.headers).toEqual({ Authorization: '(secret)', 'X-Team': 'ops' });
+    const yaml = await t.api('GET', '/api/project/export?format=yaml', { token: await t.adminToken() });
+    expect(yaml.text + JSON.stringify(bundle)).not.toContain('typed-token');
+
+    // The export applied as it is changes nothing; a new value is an update that shows neither value.
+    expect((await call(t, 'POST', '/api/project/plan', { webhooks: [exported] })).changes).toEqual([]);
+    const plan = await call(t, 'POST', '/api/project/plan', { webhooks: [{ ...exported, headers: { Authorization: 'Bearer next-token', 'X-Team': 'ops' } }] });
+    expect(plan.changes).toEqual([
+      { kind: 'webhook', key: 'typed', action: 'update', fields: [{ field: 'headers', from: { Authorization: '(secret)', 'X-Team': 'ops' }, to: { Authorization: '(secret)', 'X-Team': 'ops' } }] },
+    ]);
+    expect(JSON.stringify(plan)).not.toMatch(/typed-token|next-token/);
+
+    // From the environment: exported as the placeholder, and the same bundle again is no change.
+    const fromEnv = hook('from-env', { headers: { 'X-Api-Key': '${env:DYN_HOOK_TEST_SECRET}' } });
+    await call(t, 'POST', '/api/project/apply', { webhooks: [exported, fromEnv] });
+    const again = await call(t, 'GET', '/api/project/export?format=json');
+    expect(again.webhooks.find((h: any) => h.name === 'from-env').headers).toEqual({ 'X-Api-Key': '${env:DYN_HOOK_TEST_SECRET}' });
+    expect(JSON.stringify(again)).not.toContain(SECRET);
+    expect((await call(t, 'POST', '/api/project/plan', { webhooks: [exported, fromEnv] })).changes).toEqual([]);
+  });
+
+  it('(secret) for a hook that has no value to keep fails the apply with the header named, and nothing is written', async () => {
+    const res = await t.api('POST', '/api/project/apply', { token: await t.adminToken(), body: { webhooks: [hook('no-value', { headers: { Authorization: '(secret)' } })] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/headers\.Authorization: \(secret\) keeps the value stored for this header, and none is stored/);
+    expect((await t.api('GET', '/api/webhooks/no-value', { token: await t.adminToken() })).status).toBe(404);
+  });
+});
+
 describe('the file sync of webhooks/', () => {
   it('a hook file added becomes a hook with its secret; an API change is written back with the placeholder kept', async () => {
     const dir = syncTempDir();
@@ -126,5 +175,22 @@ describe('the file sync of webhooks/', () => {
       // A file rewritten without a schema line gets one.
       '# yaml-language-server: $schema=https://dynctl.dev/schemas/webhook.schema.json\n# tells the shop\nname: items\nurl: https://1.1.1.1/items\nevents: [record.created]\nsecret: ${env:DYN_HOOK_TEST_SECRET}\nenabled: false\n',
     );
+
+    // A credential header set through the API reaches the file as (secret), never as its value.
+    await call(t, 'PUT', `/api/webhooks/${created._id}`, { headers: { Authorization: 'Bearer from-the-api' } });
+    await waitFor('the header written back', () => readFileSync(join(dir, 'webhooks/items.yaml'), 'utf8').includes('Authorization'), 5000, 50);
+    const written = readFileSync(join(dir, 'webhooks/items.yaml'), 'utf8');
+    expect(written).toContain('headers:\n  Authorization: (secret)\n');
+    expect(written).not.toContain('from-the-api');
+
+    // A credential the file holds as a value, then changed through the API: the file gets (secret),
+    // so applying it again keeps the new value instead of bringing the old one back.
+    writeFiles(dir, { 'webhooks/items.yaml': written.replace('Authorization: (secret)', 'Authorization: Bearer in-the-file') });
+    await waitFor('the value from the file', () => storedHookHeaders(t, 'items')?.Authorization === 'Bearer in-the-file', 5000, 50);
+    await call(t, 'PUT', `/api/webhooks/${created._id}`, { headers: { Authorization: 'Bearer rotated' } });
+    await waitFor('the change written back', () => readFileSync(join(dir, 'webhooks/items.yaml'), 'utf8').includes('Authorization: (secret)'), 5000, 50);
+    expect(readFileSync(join(dir, 'webhooks/items.yaml'), 'utf8')).not.toMatch(/in-the-file|rotated/);
+    await sleep(300);
+    expect(storedHookHeaders(t, 'items')).toEqual({ Authorization: 'Bearer rotated' });
   });
 });

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, SECRET_HEADERS_HINT, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 import CodeEditor from './code-editor.tsx';
 import { scheduleInWords } from './cron-words.ts';
@@ -110,7 +110,7 @@ function JobForm(props: { job: Job | null; onDone: (job: Job) => void; onClose: 
                 <Field label="Timeout (ms)" name="action.timeoutMs" details={details}>
                   <input type="number" value={action.timeoutMs ?? ''} onInput={(e) => setA({ timeoutMs: e.currentTarget.value ? Number(e.currentTarget.value) : undefined })} />
                 </Field>
-                <Field label="Headers (JSON)" name="action.headers" details={details}>
+                <Field label="Headers (JSON)" name="action.headers" details={details} hint={SECRET_HEADERS_HINT}>
                   <input class="mono" value={action.headers ? JSON.stringify(action.headers) : ''} onChange={(e) => setA({ headers: jsonOr(e.currentTarget.value, undefined) })} />
                 </Field>
               </>

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, SECRET_HEADERS_HINT, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 
 const EVENTS = ['user.created', 'user.updated', 'user.deleted', 'endpoint.created', 'endpoint.updated', 'endpoint.deleted', 'endpoint.called', 'api.error', 'record.created', 'record.updated', 'record.deleted'];
@@ -87,7 +87,7 @@ function HookForm(props: { hook: Hook | null; onDone: (hook: Hook) => void; onCl
             ))}
           </div>
         </Field>
-        <Field label="Headers (JSON object)" name="headers" details={details}>
+        <Field label="Headers (JSON object)" name="headers" details={details} hint={SECRET_HEADERS_HINT}>
           <input class="mono" value={headers} onInput={(e) => setHeaders(e.currentTarget.value)} />
         </Field>
         <Field label={`Signing secret (${h && secretIsSet(h) ? 'set' : 'not set'}; never shown)`} name="secret" details={details} hint="Type a new secret to set or replace it; leave empty to keep it.">

@@ -7,8 +7,11 @@
 // the runAs user's permissions, as for `POST /api/cron`, and is recorded as who saved the job. The
 // file sync acts for whoever administers the server (they control the directory): it applies
 // runAs as written, audited with source `project-sync` (services/cron-jobs.ts, CronActor).
+//
+// An HTTP action's credential headers (`Authorization`) leave the store as their placeholder or
+// `(secret)`, which keeps the stored value (`secrets`, model/secret-headers.ts).
 import type { Actor } from '../../model/actor.ts';
-import { isTimezone, scheduleProblem, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
+import { actionWithStoredSecrets, isTimezone, maskedAction, scheduleProblem, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
 import { checkScript, ScriptCompileError } from '../../sandbox/script-runner.ts';
 import type { CronActor } from '../../services/cron-jobs.ts';
 import { compareText } from '../normalize.ts';
@@ -104,6 +107,16 @@ export const cronJobKind: ProjectKind<CronJobSpec, NormalCronJob, 'cronJob', 'cr
   normalize: normalizeCronJob,
   compact: compactCronJob,
   fields: [{ name: 'name' }, { name: 'description' }, { name: 'schedule' }, { name: 'timezone' }, { name: 'enabled' }, { name: 'runAs' }, { name: 'action' }],
+  secrets: {
+    mask(spec, shown) {
+      const action = maskedAction(spec.action, shown);
+      return action === spec.action ? spec : { ...spec, action };
+    },
+    keep(desired, current) {
+      const action = actionWithStoredSecrets(desired.action, current.action);
+      return action === desired.action ? desired : { ...desired, action };
+    },
+  },
 
   async read(services) {
     const jobs = (await services.cronJobs.all()).map(cronJobSpec);

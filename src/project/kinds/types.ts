@@ -33,6 +33,18 @@ export interface ComparedField<N> {
 }
 
 /**
+ * Credentials a kind's specs carry as values (a webhook's or an HTTP cron action's
+ * `Authorization` header; model/secret-headers.ts). Unlike a write-only field they are part of
+ * the definition, so they stay in files and bundles, but only as a placeholder or as `(secret)`.
+ */
+export interface KindSecrets<N> {
+  /** The spec as it may leave the server: each secret value `(secret)`, except values `shown` lets through (placeholders). */
+  mask(spec: N, shown: (value: string) => boolean): N;
+  /** The desired spec with each `(secret)` given the value `current` holds for it: a file that says `(secret)` changes nothing. */
+  keep(desired: N, current: N): N;
+}
+
+/**
  * What a write to the store needs: the services, and the store ids of the definitions a
  * definition may refer to, by kind and natural key. The ids are loaded before the first change
  * and kept current as changes are applied (a group created in this apply is found by the
@@ -91,6 +103,8 @@ export interface ProjectKind<S extends object = any, N extends object = any, K e
   compact(spec: N): S;
   /** The fields the diff compares. */
   readonly fields: ReadonlyArray<ComparedField<N>>;
+  /** Credentials among the values, masked on the way out (export.ts, diff.ts). */
+  readonly secrets?: KindSecrets<N>;
   /** Collection paths whose records this definition serves (import checks `data` against them). */
   collections?(spec: N): string[];
 

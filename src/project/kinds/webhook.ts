@@ -5,8 +5,10 @@
 // (`${env:DYN_HOOK_SECRET}`) or null, never the value: apply resolves it, the diff compares the
 // values in memory and shows only `(secret)`, and export and write-back give back the placeholder
 // it was applied from, or leave the field out (ComparedField.writeOnly, export.ts). Left out, the
-// hook keeps the secret it has, as with PUT /api/webhooks/:id.
+// hook keeps the secret it has, as with PUT /api/webhooks/:id. Credential headers (`Authorization`)
+// leave the store as their placeholder or `(secret)`, which keeps the stored value (`secrets`).
 import type { Actor } from '../../model/actor.ts';
+import { maskSecretHeaders, withStoredSecrets } from '../../model/secret-headers.ts';
 import type { WebhookDoc, WebhookFilter } from '../../model/webhook.ts';
 import type { WebhookActor, WebhookInput } from '../../services/webhooks.ts';
 import { compareText } from '../normalize.ts';
@@ -90,6 +92,16 @@ export const webhookKind: ProjectKind<WebhookSpec, NormalWebhook, 'webhook', 'we
     { name: 'enabled' },
     { name: 'headers' },
   ],
+  secrets: {
+    mask(spec, shown) {
+      const headers = maskSecretHeaders(spec.headers, shown);
+      return headers === spec.headers ? spec : { ...spec, headers };
+    },
+    keep(desired, current) {
+      const headers = withStoredSecrets(desired.headers, current.headers);
+      return headers === desired.headers ? desired : { ...desired, headers };
+    },
+  },
 
   // The stored secret is read here for the diff only; export.ts hides it.
   async read(services) {
