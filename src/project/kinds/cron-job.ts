@@ -16,7 +16,7 @@ import { checkScript, ScriptCompileError } from '../../sandbox/script-runner.ts'
 import type { CronActor } from '../../services/cron-jobs.ts';
 import { compareText } from '../normalize.ts';
 import { isWritten } from './checks.ts';
-import { isPlainObject, slugOf, type ProjectKind } from './types.ts';
+import { isPlainObject, secretsIn, slugOf, type ProjectKind } from './types.ts';
 
 /** As written: the javascript action's code inline or, in files only, in a .js file. */
 export type CronActionSpec = CronAction | { type: 'javascript'; file: string };
@@ -107,16 +107,7 @@ export const cronJobKind: ProjectKind<CronJobSpec, NormalCronJob, 'cronJob', 'cr
   normalize: normalizeCronJob,
   compact: compactCronJob,
   fields: [{ name: 'name' }, { name: 'description' }, { name: 'schedule' }, { name: 'timezone' }, { name: 'enabled' }, { name: 'runAs' }, { name: 'action' }],
-  secrets: {
-    mask(spec, shown) {
-      const action = maskedAction(spec.action, shown);
-      return action === spec.action ? spec : { ...spec, action };
-    },
-    keep(desired, current) {
-      const action = actionWithStoredSecrets(desired.action, current.action);
-      return action === desired.action ? desired : { ...desired, action };
-    },
-  },
+  secrets: secretsIn<NormalCronJob, 'action'>('action', maskedAction, actionWithStoredSecrets),
 
   async read(services) {
     const jobs = (await services.cronJobs.all()).map(cronJobSpec);

@@ -44,6 +44,19 @@ export interface KindSecrets<N> {
   keep(desired: N, current: N): N;
 }
 
+/** KindSecrets for credentials held in one field of the spec (`headers`, `action`): the spec is copied only when that field changes. */
+export function secretsIn<N extends object, F extends keyof N>(
+  field: F,
+  mask: (value: N[F], shown: (value: string) => boolean) => N[F],
+  keep: (desired: N[F], current: N[F]) => N[F],
+): KindSecrets<N> {
+  const withField = (spec: N, value: N[F]): N => (value === spec[field] ? spec : { ...spec, [field]: value });
+  return {
+    mask: (spec, shown) => withField(spec, mask(spec[field], shown)),
+    keep: (desired, current) => withField(desired, keep(desired[field], current[field])),
+  };
+}
+
 /**
  * What a write to the store needs: the services, and the store ids of the definitions a
  * definition may refer to, by kind and natural key. The ids are loaded before the first change

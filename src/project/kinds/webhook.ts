@@ -13,7 +13,7 @@ import type { WebhookDoc, WebhookFilter } from '../../model/webhook.ts';
 import type { WebhookActor, WebhookInput } from '../../services/webhooks.ts';
 import { compareText } from '../normalize.ts';
 import { hasPlaceholder } from '../placeholders.ts';
-import { slugOf, type ProjectKind } from './types.ts';
+import { secretsIn, slugOf, type ProjectKind } from './types.ts';
 
 /** A webhook as its file holds it: the API's input (the secret as a placeholder or null). */
 export type WebhookSpec = WebhookInput;
@@ -92,16 +92,7 @@ export const webhookKind: ProjectKind<WebhookSpec, NormalWebhook, 'webhook', 'we
     { name: 'enabled' },
     { name: 'headers' },
   ],
-  secrets: {
-    mask(spec, shown) {
-      const headers = maskSecretHeaders(spec.headers, shown);
-      return headers === spec.headers ? spec : { ...spec, headers };
-    },
-    keep(desired, current) {
-      const headers = withStoredSecrets(desired.headers, current.headers);
-      return headers === desired.headers ? desired : { ...desired, headers };
-    },
-  },
+  secrets: secretsIn<NormalWebhook, 'headers'>('headers', maskSecretHeaders, withStoredSecrets),
 
   // The stored secret is read here for the diff only; export.ts hides it.
   async read(services) {
