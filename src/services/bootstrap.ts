@@ -69,8 +69,10 @@ export async function ensureFirstStart(deps: {
         const file = join(deps.dataDir, 'initial-admin-password');
         mkdirSync(deps.dataDir, { recursive: true });
         writeFileSync(file, password + '\n', { mode: 0o600 });
-        // Printed exactly once, at creation, so a newcomer can sign in; change it afterwards.
-        deps.logger.warn(`created user "admin" with the generated password ${password} (also in ${file}); change it after signing in`);
+        // Printed exactly once, at creation, so a newcomer can sign in; change it afterwards. Not in
+        // production, whose logs are shipped and kept: there the file (owner only) holds it alone.
+        if (deps.production) deps.logger.warn(`created user "admin" with a generated password, in ${file} (readable by its owner only); sign in with it and change it`);
+        else deps.logger.warn(`created user "admin" with the generated password ${password} (also in ${file}); change it after signing in`);
       } else {
         deps.logger.info('created user "admin" with the password from DEFAULT_ADMIN_PASSWORD');
       }

@@ -96,6 +96,17 @@ describe.concurrent('production', () => {
     expect(existsSync(join(server.dataDir, 'secrets.json'))).toBe(false);
     expect(await server.stop()).toBe(0);
   });
+
+  it('NODE_ENV=production keeps a generated admin password out of the log: it is in the file only', async () => {
+    const server = await startServerProcess({ env: { NODE_ENV: 'production', JWT_SECRET, JWT_REFRESH_SECRET, DEFAULT_ADMIN_PASSWORD: undefined } });
+    const file = join(server.dataDir, 'initial-admin-password');
+    const password = readFileSync(file, 'utf8').trim();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(server.output()).toContain(`created user "admin" with a generated password, in ${file}`);
+    expect(server.output()).not.toContain(password);
+    expect((await server.login('admin', password)).user.login).toBe('admin');
+    expect(await server.stop()).toBe(0);
+  });
 });
 
 describe.concurrent('command line', () => {
