@@ -2,7 +2,7 @@
 // schedule and timezone checks. What an action does when it runs lives in src/automation/cron/actions.
 import cron from 'node-cron';
 import type { Stamp } from './records.ts';
-import { maskSecretHeaders, withStoredSecrets } from './secret-headers.ts';
+import { maskedSecretHeaders, maskSecretHeaders, withStoredSecrets } from './secret-headers.ts';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
@@ -81,6 +81,11 @@ export function actionWithStoredSecrets(action: CronAction, current: CronAction 
   if (action.type !== 'http' || !action.headers || current?.type !== 'http') return action;
   const headers = withStoredSecrets(action.headers, current.headers);
   return headers === action.headers ? action : { ...action, headers };
+}
+
+/** Where an HTTP action still says `(secret)` for a credential header (`headers.Authorization`). */
+export function maskedActionHeaders(action: CronAction): string[] {
+  return action.type === 'http' && action.headers ? maskedSecretHeaders(action.headers).map((name) => `headers.${name}`) : [];
 }
 
 export const CRON_ACTION_TYPES = Object.keys(ACTION_SCHEMAS) as CronActionType[];

@@ -55,6 +55,16 @@ export function withStoredSecrets(headers: Readonly<Record<string, string>>, cur
   return kept ?? (headers as Record<string, string>);
 }
 
+/** Why a `(secret)` with nothing stored behind it is refused (what to send instead). */
+export const NOTHING_TO_KEEP = `${SECRET_MASK} keeps the value stored for this header, and none is stored: send the value (in a project, a placeholder such as \${env:DYN_TOKEN})`;
+
+/** The secret headers whose value is SECRET_MASK, by name. */
+export function maskedSecretHeaders(headers: Readonly<Record<string, string>>): string[] {
+  return Object.entries(headers)
+    .filter(([name, value]) => value === SECRET_MASK && isSecretHeader(name))
+    .map(([name]) => name);
+}
+
 /**
  * The headers a write stores: a secret header sent as SECRET_MASK keeps the value stored for it;
  * one with nothing stored to keep is a 400 naming it (`field` is where the headers are, e.g.
@@ -62,10 +72,7 @@ export function withStoredSecrets(headers: Readonly<Record<string, string>>, cur
  */
 export function keepSecretHeaders(headers: Readonly<Record<string, string>>, current: Readonly<Record<string, string>> | undefined, field: string): Record<string, string> {
   const kept = withStoredSecrets(headers, current);
-  for (const [name, value] of Object.entries(kept)) {
-    if (value !== SECRET_MASK || !isSecretHeader(name)) continue;
-    const message = `${SECRET_MASK} keeps the value stored for this header, and none is stored: send the value (in a project, a placeholder such as \${env:DYN_TOKEN})`;
-    throw badRequest(`Invalid request body: ${field}.${name}: ${message}`, [{ field: `${field}.${name}`, message }]);
-  }
+  const [name] = maskedSecretHeaders(kept);
+  if (name !== undefined) throw badRequest(`Invalid request body: ${field}.${name}: ${NOTHING_TO_KEEP}`, [{ field: `${field}.${name}`, message: NOTHING_TO_KEEP }]);
   return kept;
 }

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
 import type { Actor } from '../model/actor.ts';
+import { NOTHING_TO_KEEP } from '../model/secret-headers.ts';
 import type { Bundle } from './bundle.ts';
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
 import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from './diff.ts';
@@ -232,8 +233,9 @@ function invalidBundle(problems: readonly Problem[]): AppError {
 /**
  * Names that must resolve before anything is written: each kind's store rules (an endpoint's
  * user groups must exist in the store, which a bundle does not define; system endpoints cannot
- * be defined), and each reference to another kind must name a definition in the bundle or —
- * without prune, which would delete it — in the store.
+ * be defined), each `(secret)` must have a stored credential to keep, and each reference to
+ * another kind must name a definition in the bundle or — without prune, which would delete it —
+ * in the store.
  */
 async function referenceProblems(services: ProjectServices, desired: Bundle, current: Bundle, prune: boolean): Promise<Problem[]> {
   const known = new Set<string>();
@@ -243,9 +245,15 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
   const problems: Problem[] = [];
   for (const kind of KINDS) {
     const rules = await kind.storeRules?.(services);
+    const stored = kind.secrets ? itemsOf(current, kind) : null;
     for (const spec of specsOf(desired, kind).map((raw) => kind.normalize(raw))) {
       const at = `${kind.bundleKey}[${kind.key(spec)}]`;
       for (const problem of rules?.(spec) ?? []) problems.push({ path: problem.path === '' ? at : `${at}.${problem.path}`, message: problem.message });
+      // `(secret)` keeps a stored credential: a definition with none stored to keep is refused now, not halfway through the apply.
+      if (kind.secrets && stored) {
+        const existing = stored.get(kind.key(spec));
+        for (const path of kind.secrets.unkept(existing ? kind.secrets.keep(spec, existing) : spec)) problems.push({ path: `${at}.${path}`, message: NOTHING_TO_KEEP });
+      }
       for (const reference of kind.references?.(spec as RawSpec) ?? []) {
         if (known.has(`${reference.kind}:${reference.key}`)) continue;
         problems.push({ path: `${at}.${reference.path}`, message: `names the unknown ${kindOf(reference.kind).label} "${reference.name}"${prune ? ' (not in the bundle)' : ''}` });

@@ -156,6 +156,18 @@ describe('cron jobs through POST /api/project/plan and /apply', () => {
     expect(JSON.stringify(bundle)).not.toContain(SECRET);
   });
 
+  it('shows an HTTP action\'s credential header as (secret) in exports; (secret) keeps it, and with nothing to keep is a 400 in the plan', async () => {
+    const action = { type: 'http', url: 'https://1.1.1.1/typed', method: 'POST', headers: { Authorization: 'Bearer typed-cron-token' } };
+    await call(t, 'POST', '/api/cron', job('typed-cron', { action }));
+    const exported = (await call(t, 'GET', '/api/project/export?format=json')).cronJobs.find((j: any) => j.name === 'typed-cron');
+    expect(exported.action.headers).toEqual({ Authorization: '(secret)' });
+    expect((await call(t, 'POST', '/api/project/plan', { cronJobs: [exported] })).changes).toEqual([]);
+    const res = await t.api('POST', '/api/project/plan', { token: await t.adminToken(), body: { cronJobs: [{ ...exported, name: 'another-cron' }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([{ field: 'cronJobs[another-cron].action.headers.Authorization', message: expect.stringMatching(/^\(secret\) keeps the value stored/) }]);
+    expect(storedHeaders(t, 'typed-cron')).toEqual({ Authorization: 'Bearer typed-cron-token' });
+  });
+
   it('a bundle cannot name a .js file: the code goes inline', async () => {
     const res = await t.api('POST', '/api/project/plan', { token: await t.adminToken(), body: { cronJobs: [job('filed', { action: { type: 'javascript', file: './x.js' } })] } });
     expect(res.status).toBe(400);

@@ -150,11 +150,21 @@ describe('credential headers in plans, bundles and exports', () => {
     expect((await call(t, 'POST', '/api/project/plan', { webhooks: [exported, fromEnv] })).changes).toEqual([]);
   });
 
-  it('(secret) for a hook that has no value to keep fails the apply with the header named, and nothing is written', async () => {
-    const res = await t.api('POST', '/api/project/apply', { token: await t.adminToken(), body: { webhooks: [hook('no-value', { headers: { Authorization: '(secret)' } })] } });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/headers\.Authorization: \(secret\) keeps the value stored for this header, and none is stored/);
+  it('(secret) for a hook that has no value to keep is a 400 naming the header, in the plan already, and nothing is written', async () => {
+    const body = { webhooks: [hook('no-value', { headers: { Authorization: '(secret)', 'X-Team': 'ops' } })] };
+    for (const route of ['/api/project/plan', '/api/project/apply']) {
+      const res = await t.api('POST', route, { token: await t.adminToken(), body });
+      expect(res.status, route).toBe(400);
+      expect(res.body.details, route).toEqual([{ field: 'webhooks[no-value].headers.Authorization', message: expect.stringMatching(/^\(secret\) keeps the value stored for this header, and none is stored/) }]);
+    }
     expect((await t.api('GET', '/api/webhooks/no-value', { token: await t.adminToken() })).status).toBe(404);
+    // A hook that has one keeps it, whatever the letter case; a header it lacks is the same 400.
+    await call(t, 'POST', '/api/webhooks', hook('has-value', { headers: { authorization: 'Bearer kept' } }));
+    expect((await call(t, 'POST', '/api/project/plan', { webhooks: [hook('has-value', { headers: { Authorization: '(secret)' } })] })).changes).toEqual([
+      { kind: 'webhook', key: 'has-value', action: 'update', fields: [{ field: 'headers', from: { authorization: '(secret)' }, to: { Authorization: '(secret)' } }] },
+    ]);
+    const missing = await t.api('POST', '/api/project/plan', { token: await t.adminToken(), body: { webhooks: [hook('has-value', { headers: { authorization: '(secret)', 'X-Api-Key': '(secret)' } })] } });
+    expect(missing.body.details).toEqual([{ field: 'webhooks[has-value].headers.X-Api-Key', message: expect.any(String) }]);
   });
 });
 

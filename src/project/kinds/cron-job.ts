@@ -11,7 +11,7 @@
 // An HTTP action's credential headers (`Authorization`) leave the store as their placeholder or
 // `(secret)`, which keeps the stored value (`secrets`, model/secret-headers.ts).
 import type { Actor } from '../../model/actor.ts';
-import { actionWithStoredSecrets, isTimezone, maskedAction, scheduleProblem, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
+import { actionWithStoredSecrets, isTimezone, maskedAction, maskedActionHeaders, scheduleProblem, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
 import { checkScript, ScriptCompileError } from '../../sandbox/script-runner.ts';
 import type { CronActor } from '../../services/cron-jobs.ts';
 import { compareText } from '../normalize.ts';
@@ -107,7 +107,7 @@ export const cronJobKind: ProjectKind<CronJobSpec, NormalCronJob, 'cronJob', 'cr
   normalize: normalizeCronJob,
   compact: compactCronJob,
   fields: [{ name: 'name' }, { name: 'description' }, { name: 'schedule' }, { name: 'timezone' }, { name: 'enabled' }, { name: 'runAs' }, { name: 'action' }],
-  secrets: secretsIn<NormalCronJob, 'action'>('action', maskedAction, actionWithStoredSecrets),
+  secrets: secretsIn<NormalCronJob, 'action'>('action', maskedAction, actionWithStoredSecrets, maskedActionHeaders),
 
   async read(services) {
     const jobs = (await services.cronJobs.all()).map(cronJobSpec);

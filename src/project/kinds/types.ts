@@ -42,18 +42,22 @@ export interface KindSecrets<N> {
   mask(spec: N, shown: (value: string) => boolean): N;
   /** The desired spec with each `(secret)` given the value `current` holds for it: a file that says `(secret)` changes nothing. */
   keep(desired: N, current: N): N;
+  /** Where the spec still says `(secret)` (`headers.Authorization`): after `keep`, values nothing is stored for. */
+  unkept(spec: N): string[];
 }
 
 /** KindSecrets for credentials held in one field of the spec (`headers`, `action`): the spec is copied only when that field changes. */
-export function secretsIn<N extends object, F extends keyof N>(
+export function secretsIn<N extends object, F extends keyof N & string>(
   field: F,
   mask: (value: N[F], shown: (value: string) => boolean) => N[F],
   keep: (desired: N[F], current: N[F]) => N[F],
+  unkept: (value: N[F]) => string[],
 ): KindSecrets<N> {
   const withField = (spec: N, value: N[F]): N => (value === spec[field] ? spec : { ...spec, [field]: value });
   return {
     mask: (spec, shown) => withField(spec, mask(spec[field], shown)),
     keep: (desired, current) => withField(desired, keep(desired[field], current[field])),
+    unkept: (spec) => unkept(spec[field]).map((path) => `${field}.${path}`),
   };
 }
 

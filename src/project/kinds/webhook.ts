@@ -8,7 +8,7 @@
 // hook keeps the secret it has, as with PUT /api/webhooks/:id. Credential headers (`Authorization`)
 // leave the store as their placeholder or `(secret)`, which keeps the stored value (`secrets`).
 import type { Actor } from '../../model/actor.ts';
-import { maskSecretHeaders, withStoredSecrets } from '../../model/secret-headers.ts';
+import { maskedSecretHeaders, maskSecretHeaders, withStoredSecrets } from '../../model/secret-headers.ts';
 import type { WebhookDoc, WebhookFilter } from '../../model/webhook.ts';
 import type { WebhookActor, WebhookInput } from '../../services/webhooks.ts';
 import { compareText } from '../normalize.ts';
@@ -92,7 +92,7 @@ export const webhookKind: ProjectKind<WebhookSpec, NormalWebhook, 'webhook', 'we
     { name: 'enabled' },
     { name: 'headers' },
   ],
-  secrets: secretsIn<NormalWebhook, 'headers'>('headers', maskSecretHeaders, withStoredSecrets),
+  secrets: secretsIn<NormalWebhook, 'headers'>('headers', maskSecretHeaders, withStoredSecrets, maskedSecretHeaders),
 
   // The stored secret is read here for the diff only; export.ts hides it.
   async read(services) {
