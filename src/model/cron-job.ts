@@ -69,19 +69,22 @@ export const ACTION_SCHEMAS: Record<CronActionType, object> = {
   },
 };
 
-/** The action as it may be shown: an HTTP action's credential headers as `(secret)` (secret-headers.ts). */
-export function maskedAction(action: CronAction, shown?: (value: string) => boolean): CronAction {
+/** The action with an HTTP action's headers passed through `change` (the same action when they come back unchanged). */
+export function withHttpHeaders(action: CronAction, change: (headers: Record<string, string>) => Record<string, string>): CronAction {
   if (action.type !== 'http' || !action.headers) return action;
-  const headers = maskSecretHeaders(action.headers, shown);
+  const headers = change(action.headers);
   return headers === action.headers ? action : { ...action, headers };
 }
 
+/** An action's headers if it is an HTTP action. */
+export const httpHeadersOf = (action: CronAction | undefined): Record<string, string> | undefined => (action?.type === 'http' ? action.headers : undefined);
+
+/** The action as it may be shown: an HTTP action's credential headers as `(secret)` (secret-headers.ts). */
+export const maskedAction = (action: CronAction, shown?: (value: string) => boolean): CronAction => withHttpHeaders(action, (headers) => maskSecretHeaders(headers, shown));
+
 /** An HTTP action whose masked credential headers take the values `current` (an HTTP action too) holds for them. */
-export function actionWithStoredSecrets(action: CronAction, current: CronAction | undefined): CronAction {
-  if (action.type !== 'http' || !action.headers || current?.type !== 'http') return action;
-  const headers = withStoredSecrets(action.headers, current.headers);
-  return headers === action.headers ? action : { ...action, headers };
-}
+export const actionWithStoredSecrets = (action: CronAction, current: CronAction | undefined): CronAction =>
+  withHttpHeaders(action, (headers) => withStoredSecrets(headers, httpHeadersOf(current)));
 
 /** Where an HTTP action still says `(secret)` for a credential header (`headers.Authorization`). */
 export function maskedActionHeaders(action: CronAction): string[] {

@@ -5,7 +5,7 @@
 // cannot reach it.
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { ACTION_SCHEMAS, CRON_ACTION_TYPES, isTimezone, maskedAction, nextRunOf, scheduleProblem, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, nextRunOf, scheduleProblem, withHttpHeaders, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders } from '../model/secret-headers.ts';
@@ -241,7 +241,8 @@ export class CronJobsService {
     }
     const runAs = job.runAs?.trim() || null;
     if (runAs !== null) await this.assertCanRunAs(runAs, actor.principal);
-    const action = withKeptSecrets(job.action, stored);
+    // Credential headers sent as `(secret)` keep the stored values (a 400 where none is stored).
+    const action = withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(stored), 'action.headers'));
     try {
       await this.checkAction(action);
     } catch (error) {
@@ -267,13 +268,6 @@ export class CronJobsService {
     await this.revisions.bump(CRON_REVISION);
     await this.audit.record({ action, message, source: actor.source ?? 'cron', userId: principalUserId(actor.principal ?? undefined), statusCode, ...actor.request });
   }
-}
-
-/** An HTTP action's credential headers sent as `(secret)` with the values `stored` holds (a 400 where it holds none). */
-function withKeptSecrets(action: CronAction, stored: CronAction | undefined): CronAction {
-  if (action.type !== 'http' || !action.headers) return action;
-  const headers = keepSecretHeaders(action.headers, stored?.type === 'http' ? stored.headers : undefined, 'action.headers');
-  return headers === action.headers ? action : { ...action, headers };
 }
 
 /** An action check that refuses a value names the field it refused (e.g. `action.url`). */
