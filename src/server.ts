@@ -103,7 +103,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   const engine = new Engine({ routes, records, handlers, settings, audit, events, counter, daily, logger });
   const cronRuns = new CronRunsService(store);
   const cronJobs = new CronJobsService({ store, revisions, audit, users, authenticator, checkAction: async (action) => checkCronAction(action, await settings.get()) });
-  const cronRunner = new CronJobRunner({ jobs: cronJobs, runs: cronRuns, settings, audit, invoke: (target, request, principal) => engine.invoke(target, request, principal), logger });
+  const cronRunner = new CronJobRunner({ jobs: cronJobs, runs: cronRuns, settings, audit, daily, invoke: (target, request, principal) => engine.invoke(target, request, principal), logger });
   const cronScheduler = new CronScheduler({ jobs: cronJobs, runs: cronRuns, runner: cronRunner, logger });
   const webhooks = new WebhooksService({ store, revisions, audit, checkUrl: async (url) => outboundPolicyFor((await settings.get()).outboundAllowList).checkUrl(url) });
   const webhookDeliveries = new WebhookDeliveriesService(store);
@@ -112,7 +112,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   events.setDurableSink(outbox);
   const services: Services = {
     config, logger, store, events, settings, audit, users, groups, auth, authenticator, apiKeys, profile, lockout,
-    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, cronJobs, cronRuns, cronRunner, webhooks, webhookDeliveries, webhookDispatcher, projectStatus: new ProjectStatus(config.projectDir),
+    rateLimiter: new RateLimiter(), endpoints, endpointGroups, records, engine, callCounter: counter, cronJobs, cronRuns, cronRunner, webhooks, webhookDeliveries, webhookDispatcher, projectStatus: new ProjectStatus(config.projectDir),
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
     rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),

@@ -11,6 +11,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestContext } from './middleware/request-context.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
+import { countSystemCalls } from './middleware/system-calls.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { authRoutes } from './routes/auth.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -50,7 +51,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.silent = true; // errors are rendered and logged by errorHandler
 
   app.use(securityHeaders({ production: services.config.nodeEnv === 'production' }));
-  app.use(errorHandler(services.logger, services.audit));
+  app.use(errorHandler(services.logger, services.audit, services.engine));
   app.use(cors(services.config.corsOrigins));
   app.use(requestContext(services.settings));
   app.use(rateLimit(services.rateLimiter));
@@ -58,6 +59,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH], streamPaths: [PROJECT_IMPORT_PATH] }));
   app.use(authenticate(services));
   app.use(csrfProtection());
+  app.use(countSystemCalls(services));
 
   const api = createRouter('/api');
   authRoutes(api, services);

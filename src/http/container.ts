@@ -20,6 +20,7 @@ import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
 import type { EndpointsService } from '../services/endpoints.ts';
 import type { RecordsService } from '../services/records.ts';
 import type { Engine } from '../runtime/engine.ts';
+import type { CallCounter } from '../runtime/call-counter.ts';
 import type { CronJobsService } from '../services/cron-jobs.ts';
 import type { CronRunsService } from '../services/cron-runs.ts';
 import type { CronJobRunner } from '../automation/cron/job-runner.ts';
@@ -50,6 +51,8 @@ export interface Services {
   endpointGroups: EndpointGroupsService;
   records: RecordsService;
   engine: Engine;
+  /** Served calls per definition (`callCount`): the engine counts dynamic calls, countSystemCalls the platform's system routes. */
+  callCounter: CallCounter;
   cronJobs: CronJobsService;
   cronRuns: CronRunsService;
   cronRunner: CronJobRunner;

@@ -130,7 +130,10 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
     return undefined;
   };
 
-  /** A failure before or while answering, rendered as Koa's error handler would; a 5xx is logged and audited. */
+  /**
+   * A failure before or while answering, rendered as Koa's error handler would: a 5xx is logged
+   * and audited, and the call is recorded as a failed call of its definition (Engine.recordRefused).
+   */
   const fail = (call: Call, error: unknown): void => {
     const rendered = errorResponse(error);
     if (rendered.status >= 500) {
@@ -146,6 +149,8 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
         statusCode: rendered.status,
       });
     }
+    const refused = { method: call.method, path: call.path, ip: call.ip, principal: call.principal, settings: deps.settings.peek() ?? undefined };
+    deps.engine.recordRefused(refused, rendered.status, rendered.body).catch((failure: unknown) => deps.logger.warn('recording a refused call failed', { error: failure }));
     if (!call.res.headersSent) send(call.res, call.method, call.head, rendered);
   };
 

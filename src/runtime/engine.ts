@@ -222,6 +222,22 @@ export class Engine {
     return response;
   }
 
+  /**
+   * A call the HTTP layer refused before the engine saw it (a body it could not read, CSRF, a
+   * failure loading settings or credentials): where a definition serves the method and path, the
+   * call is counted, audited and fires `api.error` like any other failed call of that definition.
+   * Nothing when none does (a path nothing serves is not a call of a definition, as in `handle`),
+   * and nothing for the rate limit's 429: it sheds a flood, and an audit row and a webhook
+   * delivery per shed request would let the flood through to the store and to every subscriber.
+   */
+  async recordRefused(request: Pick<EngineRequest, 'method' | 'path' | 'ip' | 'principal' | 'settings'>, status: number, body: unknown): Promise<void> {
+    if (status < 400 || status === 429 || request.method === 'OPTIONS') return;
+    const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
+    const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
+    if (!match) return;
+    this.record(match.endpoint, { ...request, headers: {}, query: {}, body: undefined, source: 'http' }, status, body);
+  }
+
   /** The response for a call that failed, rendered by the shared renderer (`Allow` on a 405). */
   private failure(table: RouteTable, match: RouteMatch, request: EngineRequest, error: unknown): EngineResponse {
     const rendered = this.renderError(error, match.endpoint, `${request.method} ${request.path}`);

@@ -155,6 +155,7 @@ export class EndpointsService {
   private readonly events: EventBus;
   private readonly records: RecordsService;
   private readonly audit: AuditLog;
+  private systemIds: { revision: number; ids: ReadonlyMap<string, string> } | null = null;
   readonly indexes: RecordIndexes;
 
   constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog }) {
@@ -353,6 +354,19 @@ export class EndpointsService {
       }
     }
     if (changed) await this.revisions.bump('endpoints');
+  }
+
+  /**
+   * `METHOD path` → id of each system definition (the platform routes it describes count their
+   * calls under it), read again whenever the definitions' revision moves.
+   */
+  async systemEndpointIds(): Promise<ReadonlyMap<string, string>> {
+    const revision = await this.revisions.current('endpoints');
+    if (this.systemIds?.revision !== revision) {
+      const docs = await this.endpoints.find({ isSystem: true });
+      this.systemIds = { revision, ids: new Map(docs.map((doc) => [`${doc.method} ${doc.path}`, doc._id])) };
+    }
+    return this.systemIds.ids;
   }
 
   /**

@@ -23,9 +23,9 @@ async function createEndpoint(server: TestServer, token: string, body: Record<st
 }
 
 /** GET + POST on one path; returns the ids (GET first). */
-async function crudPair(path: string, extra: Record<string, unknown> = {}): Promise<{ get: string; post: string }> {
-  const get = await createEndpoint(t, admin, { path, method: 'GET', ...extra });
-  const post = await createEndpoint(t, admin, { path, method: 'POST', ...extra });
+async function crudPair(path: string, extra: Record<string, unknown> = {}, server = t, token = admin): Promise<{ get: string; post: string }> {
+  const get = await createEndpoint(server, token, { path, method: 'GET', ...extra });
+  const post = await createEndpoint(server, token, { path, method: 'POST', ...extra });
   return { get, post };
 }
 
@@ -212,6 +212,21 @@ describe('call counter', () => {
     expect(listed.body.data.find((e: { _id: string }) => e._id === get).callCount).toBe(4);
   });
 
+  it('the platform routes behind system definitions count their calls, failures included', async () => {
+    const system = async () => {
+      const res = await t.api('GET', '/api/endpoints?limit=100', { token: admin });
+      const byPath = (path: string) => res.body.data.find((e: { path: string; isSystem: boolean }) => e.isSystem && e.path === path);
+      return { csrf: byPath('/api/csrf-token').callCount as number, login: byPath('/api/auth/login').callCount as number };
+    };
+    const before = await system();
+    for (let i = 0; i < 3; i++) expect((await t.api('GET', '/api/csrf-token')).status).toBe(200);
+    expect((await t.api('POST', '/api/auth/login', { body: { login: 'admin', password: 'not the password' } })).status).toBe(401);
+    await t.login();
+    const after = await eventually(system, (counts) => counts.csrf - before.csrf >= 3 && counts.login - before.login >= 2, 2500);
+    expect(after.csrf - before.csrf).toBe(3);
+    expect(after.login - before.login).toBeGreaterThanOrEqual(2);
+  });
+
   it('requests no definition matches count nowhere', async () => {
     const path = `/api/count/${unique('n')}`;
     const { get, post } = await crudPair(path);
@@ -353,6 +368,45 @@ describe('events', () => {
     } finally {
       called.stop();
       errors.stop();
+    }
+  });
+
+  it('a call refused before the engine (unreadable body) is a failed call of its definition: api.error, audited, counted; a 429 is not', async () => {
+    const server = await startTestServer();
+    const seen: EventMap['api.error'][] = [];
+    const stop = server.server.services.events.on('api.error', (data) => {
+      seen.push(data);
+    });
+    try {
+      const token = await server.adminToken();
+      const path = `/api/evt/${unique('r')}`;
+      const { get, post } = await crudPair(path, {}, server, token);
+      const refused = [
+        await server.api('POST', path, { rawBody: '{bad', headers: { 'content-type': 'application/json' } }),
+        await server.api('POST', path, { rawBody: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      ];
+      expect(refused.map((res) => res.status)).toEqual([400, 415]);
+      // Nothing serves this path: not a call of any definition, so not recorded.
+      expect((await server.api('POST', `${path}/x/y`, { rawBody: '{bad', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+      // The rate limit (here on the fast path, GET) sheds load: what it refuses records nothing.
+      expect((await server.api('PUT', '/api/settings', { token, body: { rateLimitEnabled: true, rateLimitMax: 1, rateLimitWindowSeconds: 60 } })).status).toBe(200);
+      expect((await server.api('GET', path)).status).toBe(200);
+      expect((await server.api('GET', path)).status).toBe(429);
+
+      expect(seen).toEqual([
+        { endpointId: post, path, method: 'POST', statusCode: 400, error: 'Malformed JSON body', source: 'http' },
+        { endpointId: post, path, method: 'POST', statusCode: 415, error: expect.stringMatching(/application\/x-www-form-urlencoded/), source: 'http' },
+      ]);
+      // Audited and counted like the engine's own failures (read straight from the store: the API is rate limited now).
+      await server.server.services.audit.flush();
+      await server.server.services.callCounter.flush();
+      const logged = await server.server.services.store.collection('logs').find({ action: 'error', path });
+      expect(logged.map((entry) => entry.statusCode).sort()).toEqual([400, 415]);
+      const counts = await server.server.services.store.collection('endpoints').find({ _id: { $in: [get, post] } });
+      expect(Object.fromEntries(counts.map((doc) => [doc._id, doc.callCount]))).toEqual({ [get]: 1, [post]: 2 });
+    } finally {
+      stop();
+      await server.close();
     }
   });
 

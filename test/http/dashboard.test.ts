@@ -89,6 +89,25 @@ describe('stats', () => {
     }
   });
 
+  it('counts cron runs, failed ones included', async () => {
+    const create = async (name: string, code: string) => {
+      const res = await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', action: { type: 'javascript', code } } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.data._id as string;
+    };
+    const fine = await create('dash-fine', 'async function run() { return 1; }');
+    const failing = await create('dash-failing', 'async function run() { throw new Error("no"); }');
+    try {
+      const before = await stats();
+      for (const id of [fine, fine, failing]) expect((await t.api('POST', `/api/cron/${id}/run`, { token: admin })).status).toBe(200);
+      const after = await stats();
+      expect((after.series.cronRuns.at(-1) as number) - (before.series.cronRuns.at(-1) as number)).toBe(3);
+      expect(after.automationHealth.failedCronJobs - before.automationHealth.failedCronJobs).toBe(1);
+    } finally {
+      for (const id of [fine, failing]) await t.api('DELETE', `/api/cron/${id}`, { token: admin });
+    }
+  });
+
   it('counts successful logins only', async () => {
     const before = (await stats()).series.logins.at(-1);
     await t.login();

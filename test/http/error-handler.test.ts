@@ -19,7 +19,7 @@ beforeAll(async () => {
   const app = new Koa<DynState>();
   app.silent = true;
   const audit = { enqueue: (entry: AuditEntry) => audited.push(entry) } as unknown as AuditLog;
-  app.use(errorHandler(createLogger('error', (line) => logLines.push(line)), audit));
+  app.use(errorHandler(createLogger('error', (line) => logLines.push(line)), audit, { recordRefused: async () => undefined }));
   app.use(async (ctx) => {
     ctx.state.clientIp = '127.0.0.1';
     const failures: Record<string, () => never> = {

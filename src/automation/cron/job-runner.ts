@@ -1,12 +1,14 @@
 // Runs one job once — for a scheduled fire this instance claimed, or on request (POST /:id/run) —
-// and records it three ways: a run record (`cronruns`), the job's last* fields, and a `cron_run`
-// audit entry. A run never throws: whatever goes wrong is the run's failure.
+// and records it four ways: the day's `cronRuns` (and `cronFailures`) counters behind the
+// dashboard, a run record (`cronruns`), the job's last* fields, and a `cron_run` audit entry.
+// A run never throws: whatever goes wrong is the run's failure.
 import type { Logger } from '../../lib/logger.ts';
 import type { CronJobDoc, CronRunDoc } from '../../model/cron-job.ts';
 import type { Principal } from '../../model/principal.ts';
 import type { AuditLog } from '../../services/audit-log.ts';
 import type { CronJobsService } from '../../services/cron-jobs.ts';
 import type { CronRunsService } from '../../services/cron-runs.ts';
+import type { DailyStats } from '../../services/daily-stats.ts';
 import type { SettingsService } from '../../services/settings.ts';
 import { runCronAction } from './actions/index.ts';
 import type { ActionOutcome } from './actions/action.ts';
@@ -17,6 +19,7 @@ interface Deps {
   runs: CronRunsService;
   settings: SettingsService;
   audit: AuditLog;
+  daily: DailyStats;
   invoke: Invoke;
   logger: Logger;
 }
@@ -50,7 +53,7 @@ export class CronJobRunner {
   }
 
   private async execute(job: CronJobDoc, trigger: RunTrigger): Promise<CronRunDoc> {
-    const { jobs, runs, settings, audit, invoke, logger } = this.deps;
+    const { jobs, runs, settings, audit, daily, invoke, logger } = this.deps;
     const startedAt = new Date();
     const started = performance.now();
     let outcome: ActionOutcome;
@@ -64,6 +67,8 @@ export class CronJobRunner {
     const status = outcome.ok ? 'ok' : 'failed';
     const error = outcome.ok ? null : (outcome.error ?? 'failed').slice(0, 2000);
     const finishedAt = new Date();
+    daily.bump('cronRuns');
+    if (status === 'failed') daily.bump('cronFailures');
     const run = await runs.record({
       jobId: job._id,
       jobName: job.name,
