@@ -46,7 +46,10 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
 
   server.setRequestHandler(ListTools, async (request) => {
     const start = readCursor(request.params);
-    const tools = toolsFor(await deps.engine.table(), caller.principal);
+    // Only what this caller can use from where it is: a tool its network rules refuse to the
+    // caller's address or headers is left out too (a call of it still answers the 403).
+    const from = { ip: caller.ip, origin: caller.headers.origin, referer: caller.headers.referer, host: caller.headers.host };
+    const tools = toolsFor(await deps.engine.table(), caller.principal).filter((tool) => tool.endpoint.network.allows(from));
     const page = tools.slice(start, start + TOOLS_PER_PAGE);
     const next = start + TOOLS_PER_PAGE < tools.length ? cursorOf(start + TOOLS_PER_PAGE) : undefined;
     return { tools: page.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })), ...(next ? { nextCursor: next } : {}) };

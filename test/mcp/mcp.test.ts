@@ -69,11 +69,12 @@ describe('with the SDK client', () => {
     const asMember = await connect({ authorization: `Bearer ${member.token}` });
     expect(asMember.getServerVersion()?.name).toBe('dyn');
     const memberTools = (await asMember.listTools()).tools.map((tool) => tool.name).sort();
-    expect(memberTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'get_api_staff_notes', 'get_api_walled_things', 'post_api_shop_products']);
+    // get_api_walled_things admits 10.0.0.0/8 only: not a tool this caller (127.0.0.1) can use.
+    expect(memberTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'get_api_staff_notes', 'post_api_shop_products']);
 
     const asOutsider = await connect({ authorization: `Bearer ${outsider.token}` });
     const outsiderTools = (await asOutsider.listTools()).tools.map((tool) => tool.name).sort();
-    expect(outsiderTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'get_api_walled_things', 'post_api_shop_products']);
+    expect(outsiderTools).toEqual(['get_api_shop_products', 'get_api_shops_shopId_items', 'post_api_shop_products']);
   });
 
   it('describes each tool from its definition, with an input schema for params, id, query and body', async () => {
@@ -131,8 +132,9 @@ describe('with the SDK client', () => {
     expect((missing.structuredContent as any).status).toBe(404);
   });
 
-  it('applies network rules to the MCP caller\'s address', async () => {
+  it('applies network rules to the MCP caller\'s address: the tool is not listed, and a call of it is refused', async () => {
     const client = await connect({ authorization: `Bearer ${member.token}` });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('get_api_walled_things');
     const walled = await client.callTool({ name: 'get_api_walled_things', arguments: {} });
     expect(walled.isError).toBe(true);
     expect((walled.structuredContent as any)).toEqual({ status: 403, response: { success: false, error: 'Forbidden: network access denied' } });
