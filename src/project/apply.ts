@@ -5,7 +5,7 @@ import type { Actor } from '../model/actor.ts';
 import { NOTHING_TO_KEEP } from '../model/secret-headers.ts';
 import type { Bundle } from './bundle.ts';
 import { handlerFileProblems, isEmptyBundle } from './bundle-shape.ts';
-import { diffBundles, itemsOf, summarize, type Change, type ChangeAction } from './diff.ts';
+import { diffBundles, itemsOf, prunes, summarize, type Change, type ChangeAction, type PruneOptions } from './diff.ts';
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
 import { keyOf, kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
@@ -127,14 +127,14 @@ async function resolveForServer(services: ProjectServices, bundle: Bundle): Prom
  * files read now), schemas in the API's array form made the stored map form, names checked against the store, then the diff. Any problem is a 400 listing
  * all of them, before anything is written.
  */
-export async function planBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean }): Promise<Plan> {
+export async function planBundle(services: ProjectServices, bundle: Bundle, options: PruneOptions): Promise<Plan> {
   const current = await exportBundle(services, { storedValues: true });
-  // Without prune the store's definitions stay, so a definition may name one the bundle leaves out.
+  // Definitions that are not pruned stay, so a definition may name one the bundle leaves out.
   const kept = new Set<string>();
-  if (!options.prune) for (const kind of KINDS) for (const spec of specsOf(current, kind)) kept.add(`${kind.kind}:${kind.key(spec)}`);
+  for (const kind of KINDS) if (!prunes(options, kind)) for (const spec of specsOf(current, kind)) kept.add(`${kind.kind}:${kind.key(spec)}`);
   throwProblems([...validateBundle(bundle, kept), ...handlerFileProblems(bundle)]);
   const desired = await resolveForServer(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
-  throwProblems(await referenceProblems(services, desired, current, options.prune));
+  throwProblems(await referenceProblems(services, desired, current, options));
   return { changes: diffBundles(current, desired, options), desired, current };
 }
 
@@ -149,7 +149,7 @@ export interface ApplyResult {
  * the plan. Each change is audited by its service for `actor`, and the apply as a whole too
  * (`project_applied`; for the file sync only when something changed).
  */
-export async function applyBundle(services: ProjectServices, bundle: Bundle, options: { prune: boolean; dryRun: boolean; actor: Actor }): Promise<ApplyResult> {
+export async function applyBundle(services: ProjectServices, bundle: Bundle, options: PruneOptions & { dryRun: boolean; actor: Actor }): Promise<ApplyResult> {
   if (options.prune) refuseEmpty(bundle, 'apply with prune');
   return exclusive(services, async () => {
     const plan = await planBundle(services, bundle, options);
@@ -234,13 +234,13 @@ function invalidBundle(problems: readonly Problem[]): AppError {
  * Names that must resolve before anything is written: each kind's store rules (an endpoint's
  * user groups must exist in the store, which a bundle does not define; system endpoints cannot
  * be defined), each `(secret)` must have a stored credential to keep, and each reference to
- * another kind must name a definition in the bundle or — without prune, which would delete it —
- * in the store.
+ * another kind must name a definition in the bundle or — unless that kind is pruned, which would
+ * delete it — in the store.
  */
-async function referenceProblems(services: ProjectServices, desired: Bundle, current: Bundle, prune: boolean): Promise<Problem[]> {
+async function referenceProblems(services: ProjectServices, desired: Bundle, current: Bundle, options: PruneOptions): Promise<Problem[]> {
   const known = new Set<string>();
   for (const kind of KINDS) {
-    for (const bundle of prune ? [desired] : [desired, current]) for (const spec of itemsOf(bundle, kind).keys()) known.add(`${kind.kind}:${spec}`);
+    for (const bundle of prunes(options, kind) ? [desired] : [desired, current]) for (const spec of itemsOf(bundle, kind).keys()) known.add(`${kind.kind}:${spec}`);
   }
   const problems: Problem[] = [];
   for (const kind of KINDS) {
@@ -256,7 +256,7 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
       }
       for (const reference of kind.references?.(spec as RawSpec) ?? []) {
         if (known.has(`${reference.kind}:${reference.key}`)) continue;
-        problems.push({ path: `${at}.${reference.path}`, message: `names the unknown ${kindOf(reference.kind).label} "${reference.name}"${prune ? ' (not in the bundle)' : ''}` });
+        problems.push({ path: `${at}.${reference.path}`, message: `names the unknown ${kindOf(reference.kind).label} "${reference.name}"${prunes(options, kindOf(reference.kind)) ? ' (not in the bundle)' : ''}` });
       }
     }
   }

@@ -1,14 +1,17 @@
 import { badRequest } from '../lib/errors.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { Bundle } from './bundle.ts';
-import { bundleOf, KINDS, specsOf } from './kinds/index.ts';
+import { bundleOf, KINDS, specsOf, type KindName } from './kinds/index.ts';
 import type { Problem } from './problem.ts';
 
 /**
  * The outer shape of a bundle sent to the project API: known top-level fields only (a misspelt
  * one is a 400, never silently ignored), lists where lists go, records as objects. What is inside
  * each definition is for validateBundle (validate-bundle.ts, the same checks as project files)
- * and then the services. Each kind's list (`groups`, `endpoints`) may be omitted (empty).
+ * and then the services. Each kind's list (`groups`, `endpoints`, `cronJobs`, `webhooks`) may be
+ * omitted: the bundle then says nothing about that kind (kindsLeftOut), and even a replace or a
+ * prune leaves its definitions as they are — a file shaped as the spec describes (groups and
+ * endpoints only) does not delete every cron job and webhook.
  */
 const validateShape = compileValidator<Partial<Bundle>>(
   {
@@ -27,6 +30,12 @@ export function checkBundleShape(input: unknown): Bundle {
   if (input === undefined) throw badRequest('A bundle is required');
   const shaped = validateShape(input);
   return { ...shaped, ...bundleOf((kind) => [...specsOf(shaped, kind)]) };
+}
+
+/** The kinds whose list a sent bundle (already checked by checkBundleShape) leaves out. */
+export function kindsLeftOut(input: unknown): ReadonlySet<KindName> {
+  const given = input as Record<string, unknown>;
+  return new Set(KINDS.filter((kind) => given[kind.bundleKey] === undefined).map((kind) => kind.kind));
 }
 
 /** Handler files are read by the project loader; a bundle sent over HTTP carries the code itself. */

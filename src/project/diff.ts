@@ -41,7 +41,22 @@ export function itemsOf(bundle: Bundle, kind: Kind): Map<string, object> {
   return new Map(sorted);
 }
 
-export function diffBundles(current: Bundle, desired: Bundle, options: { prune: boolean }): Change[] {
+/**
+ * What the diff may delete: with `prune`, every definition of the current side the desired one
+ * lacks — except of the kinds in `leftAlone` (a sent bundle without their list), which are
+ * neither emptied nor changed.
+ */
+export interface PruneOptions {
+  prune: boolean;
+  leftAlone?: ReadonlySet<KindName> | undefined;
+}
+
+/** Whether the definitions of this kind that the bundle lacks are deleted. */
+export function prunes(options: PruneOptions, kind: Kind): boolean {
+  return options.prune && options.leftAlone?.has(kind.kind) !== true;
+}
+
+export function diffBundles(current: Bundle, desired: Bundle, options: PruneOptions): Change[] {
   const upserts: Change[] = [];
   const deletes: Change[] = [];
   for (const kind of KINDS) {
@@ -56,7 +71,7 @@ export function diffBundles(current: Bundle, desired: Bundle, options: { prune: 
       const fields = changedFields(kind, existing, kind.secrets ? kind.secrets.keep(item, existing) : item);
       if (fields.length > 0) upserts.push({ kind: kind.kind, key, action: 'update', fields });
     }
-    if (options.prune) {
+    if (prunes(options, kind)) {
       const gone = [...before.keys()].filter((key) => !after.has(key));
       // Deletes run in reverse dependency order: this kind's before the kinds it refers to.
       deletes.unshift(...gone.map((key): Change => ({ kind: kind.kind, key, action: 'delete' })));

@@ -23,7 +23,7 @@ import { checkBundleShape } from './bundle-shape.ts';
 import { checkData, checkRecord, recordOwners, type OwnerOf } from './data.ts';
 import { summarize } from './diff.ts';
 import { JSONL_FORMAT, JSONL_VERSION } from './export-stream.ts';
-import { bundleOf, endpointKind, KINDS, specsOf } from './kinds/index.ts';
+import { bundleOf, endpointKind, KINDS, specsOf, type KindName } from './kinds/index.ts';
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { RecordStage } from './record-stage.ts';
 import type { ProjectServices } from './services.ts';
@@ -43,6 +43,8 @@ export interface ImportProgress {
 
 export interface ImportOptions {
   mode: 'merge' | 'replace';
+  /** Kinds whose list the sent bundle left out: `replace` leaves their definitions as they are. */
+  leftAlone?: ReadonlySet<KindName> | undefined;
   actor: Actor;
   onProgress?: (progress: ImportProgress) => void;
 }
@@ -62,7 +64,7 @@ export async function importBundle(bundle: Bundle, options: ImportOptions, servi
   const prune = options.mode === 'replace';
   if (prune) refuseEmpty(bundle, 'replace');
   return exclusive(services, async () => {
-    const plan = await planBundle(services, bundle, { prune });
+    const plan = await planBundle(services, bundle, { prune, leftAlone: options.leftAlone });
     if (!bundle.data) return commit(services, bundle, plan, null, options);
     const checked = checkData(bundle.data, await ownersFor(services, plan, prune));
     throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));

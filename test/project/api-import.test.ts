@@ -145,6 +145,32 @@ describe('import', () => {
     expect(await exportJson(source)).toEqual(before);
   });
 
+  it('a kind whose list the bundle leaves out is left as it is by replace and by apply with prune; an empty list empties it', async () => {
+    const target = await freshServer();
+    const token = await target.adminToken();
+    const job = { name: 'nightly', schedule: '0 3 * * *', action: { type: 'javascript', code: 'async function run() { return 1; }' } };
+    expect((await target.api('POST', '/api/cron', { token, body: job })).status).toBe(201);
+    const cronNames = async () => (await target.api('GET', '/api/cron', { token })).body.data.map((j: { name: string }) => j.name);
+    // Groups and endpoints only, as the spec shapes a project file: the cron job stays.
+    const { groups, endpoints } = await exportJson(source);
+    const replaced = await post(target, '/api/project/import?mode=replace', { groups, endpoints });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body.data.changes.filter((change: { kind: string }) => change.kind === 'cronJob')).toEqual([]);
+    expect(await cronNames()).toEqual(['nightly']);
+    const pruned = await post(target, '/api/project/apply?prune=true', { groups, endpoints });
+    expect(pruned.status, pruned.text).toBe(200);
+    expect(pruned.body.data.summary).toEqual({ create: 0, update: 0, delete: 0 });
+    expect(await cronNames()).toEqual(['nightly']);
+    // Endpoints left out too: groups alone do not delete the endpoints (which name them).
+    const groupsOnly = await post(target, '/api/project/plan?prune=true', { groups });
+    expect(groupsOnly.body.data.summary).toEqual({ create: 0, update: 0, delete: 0 });
+    // The list given, even empty, is the whole of that kind.
+    const emptied = await post(target, '/api/project/import?mode=replace', { groups, endpoints, cronJobs: [] });
+    expect(emptied.status, emptied.text).toBe(200);
+    expect(emptied.body.data.changes).toContainEqual(expect.objectContaining({ kind: 'cronJob', key: 'nightly', action: 'delete' }));
+    expect(await cronNames()).toEqual([]);
+  });
+
   it('refuses an unknown user group by name and changes nothing', async () => {
     const target = await startTestServer(); // no Editors group here
     targets.push(target);

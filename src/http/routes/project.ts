@@ -4,7 +4,8 @@ import { readLines } from '../../lib/json-lines.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { applyBundle, planBundle } from '../../project/apply.ts';
 import type { Bundle } from '../../project/bundle.ts';
-import { checkBundleShape } from '../../project/bundle-shape.ts';
+import { checkBundleShape, kindsLeftOut } from '../../project/bundle-shape.ts';
+import type { KindName } from '../../project/kinds/index.ts';
 import { summarize } from '../../project/diff.ts';
 import { exportBundle } from '../../project/export.ts';
 import { exportJsonDocument, exportJsonLines } from '../../project/export-stream.ts';
@@ -36,7 +37,12 @@ const IMPORT_IDLE_MS = 60_000;
 
 export function projectRoutes(router: ApiRouter, services: Services): void {
   const manage = requireAny('manage_api');
-  const bundleOf = async (ctx: DynContext): Promise<Bundle> => checkBundleShape(await readBundleBody(ctx, services.config.bodyLimitBytes));
+  /** The bundle sent, and the kinds whose list it leaves out (left as they are, even by a prune or a replace). */
+  const bundleOf = async (ctx: DynContext): Promise<{ bundle: Bundle; leftAlone: ReadonlySet<KindName> }> => {
+    const input = await readBundleBody(ctx, services.config.bodyLimitBytes);
+    const bundle = checkBundleShape(input);
+    return { bundle, leftAlone: kindsLeftOut(input) };
+  };
 
   router.get('/project/export', manage, async (ctx) => {
     const query = readQuery(ctx, ['data', 'settings', 'format']);
@@ -53,15 +59,15 @@ export function projectRoutes(router: ApiRouter, services: Services): void {
 
   router.post('/project/plan', manage, async (ctx) => {
     const query = readQuery(ctx, ['prune']);
-    const bundle = definitionsOnly(await bundleOf(ctx));
-    const { changes } = await planBundle(services, bundle, { prune: flag(query, 'prune') });
+    const { bundle, leftAlone } = await bundleOf(ctx);
+    const { changes } = await planBundle(services, definitionsOnly(bundle), { prune: flag(query, 'prune'), leftAlone });
     ok(ctx, { changes, summary: summarize(changes) });
   });
 
   router.post('/project/apply', manage, async (ctx) => {
     const query = readQuery(ctx, ['prune', 'dryRun']);
-    const bundle = definitionsOnly(await bundleOf(ctx));
-    const result = await applyBundle(services, bundle, { prune: flag(query, 'prune'), dryRun: flag(query, 'dryRun'), actor: requireActor(ctx) });
+    const { bundle, leftAlone } = await bundleOf(ctx);
+    const result = await applyBundle(services, definitionsOnly(bundle), { prune: flag(query, 'prune'), leftAlone, dryRun: flag(query, 'dryRun'), actor: requireActor(ctx) });
     ok(ctx, result);
   });
 
@@ -75,7 +81,7 @@ export function projectRoutes(router: ApiRouter, services: Services): void {
     const options = { mode, actor: requireActor(ctx), ...(progress ? { onProgress: progress.report } : {}) };
     const run = isJsonLinesRequest(ctx)
       ? importJsonLines(readLines(streamedBody(ctx), services.config.bodyLimitBytes), options, services)
-      : bundleOf(ctx).then((bundle) => importBundle(bundle, options, services));
+      : bundleOf(ctx).then(({ bundle, leftAlone }) => importBundle(bundle, { ...options, leftAlone }, services));
     if (!progress) return ok(ctx, await run);
     // Failures before the first progress line are ordinary answers (400 naming the line, …).
     const early = await Promise.race([run.then((result) => ({ result })), progress.started.then(() => null)]);
