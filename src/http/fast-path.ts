@@ -131,26 +131,33 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
   };
 
   /**
-   * A failure before or while answering, rendered as Koa's error handler would: a 5xx is logged
-   * and audited, and the call is recorded as a failed call of its definition (Engine.recordRefused).
+   * A failure before or while answering, rendered as Koa's error handler would: the call is
+   * recorded as a failed call of its definition (Engine.recordRefused), and a 5xx is logged and,
+   * when no definition recorded it, audited.
    */
   const fail = (call: Call, error: unknown): void => {
     const rendered = errorResponse(error);
-    if (rendered.status >= 500) {
-      deps.logger.error('request failed', { method: call.method, path: call.path, error });
-      deps.audit.enqueue({
-        action: 'error',
-        message: `${call.method} ${call.path} failed with ${rendered.status}`,
-        source: 'http',
-        ip: call.ip,
-        userId: call.principal?.kind === 'user' ? call.principal.userId : null,
-        method: call.method,
-        path: call.path,
-        statusCode: rendered.status,
-      });
-    }
+    if (rendered.status >= 500) deps.logger.error('request failed', { method: call.method, path: call.path, error });
     const refused = { method: call.method, path: call.path, ip: call.ip, principal: call.principal, settings: deps.settings.peek() ?? undefined };
-    deps.engine.recordRefused(refused, rendered.status, rendered.body).catch((failure: unknown) => deps.logger.warn('recording a refused call failed', { error: failure }));
+    deps.engine
+      .recordRefused(refused, rendered.status, rendered.body)
+      .catch((failure: unknown) => {
+        deps.logger.warn('recording a refused call failed', { error: failure });
+        return false;
+      })
+      .then((recorded) => {
+        if (rendered.status < 500 || recorded) return;
+        deps.audit.enqueue({
+          action: 'error',
+          message: `${call.method} ${call.path} failed with ${rendered.status}`,
+          source: 'http',
+          ip: call.ip,
+          userId: call.principal?.kind === 'user' ? call.principal.userId : null,
+          method: call.method,
+          path: call.path,
+          statusCode: rendered.status,
+        });
+      });
     if (!call.res.headersSent) send(call.res, call.method, call.head, rendered);
   };
 

@@ -229,13 +229,15 @@ export class Engine {
    * Nothing when none does (a path nothing serves is not a call of a definition, as in `handle`),
    * and nothing for the rate limit's 429: it sheds a flood, and an audit row and a webhook
    * delivery per shed request would let the flood through to the store and to every subscriber.
+   * True when the call was recorded (and so audited).
    */
-  async recordRefused(request: Pick<EngineRequest, 'method' | 'path' | 'ip' | 'principal' | 'settings'>, status: number, body: unknown): Promise<void> {
-    if (status < 400 || status === 429 || request.method === 'OPTIONS') return;
+  async recordRefused(request: Pick<EngineRequest, 'method' | 'path' | 'ip' | 'principal' | 'settings'>, status: number, body: unknown): Promise<boolean> {
+    if (status < 400 || status === 429 || request.method === 'OPTIONS') return false;
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-    if (!match) return;
+    if (!match) return false;
     this.record(match.endpoint, { ...request, headers: {}, query: {}, body: undefined, source: 'http' }, status, body);
+    return true;
   }
 
   /** The response for a call that failed, rendered by the shared renderer (`Allow` on a 405). */

@@ -19,12 +19,15 @@ beforeAll(async () => {
   const app = new Koa<DynState>();
   app.silent = true;
   const audit = { enqueue: (entry: AuditEntry) => audited.push(entry) } as unknown as AuditLog;
-  app.use(errorHandler(createLogger('error', (line) => logLines.push(line)), audit, { recordRefused: async () => undefined }));
+  app.use(errorHandler(createLogger('error', (line) => logLines.push(line)), audit, { recordRefused: async (call) => call.path === '/recorded/boom' }));
   app.use(async (ctx) => {
     ctx.state.clientIp = '127.0.0.1';
     const failures: Record<string, () => never> = {
       '/boom': () => {
         throw new Error('database password is hunter2');
+      },
+      '/recorded/boom': () => {
+        throw new Error('failed inside a call the engine records');
       },
       '/app-error': () => {
         throw new AppError(422, 'Thing is wrong', { details: [{ field: 'thing', message: 'is wrong' }] });
@@ -66,5 +69,12 @@ describe('the error renderer', () => {
     const res = await fetch(base + path);
     expect(res.status).toBe(status);
     expect(await res.json()).toEqual(body);
+  });
+
+  it('leaves the audit entry of a failure to the engine when it recorded the call as its definition\'s', async () => {
+    const before = audited.length;
+    const res = await fetch(`${base}/recorded/boom`);
+    expect(res.status).toBe(500);
+    expect(audited.length).toBe(before);
   });
 });

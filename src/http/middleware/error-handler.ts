@@ -19,8 +19,14 @@ export function errorHandler(logger: Logger, audit: AuditLog, engine: Pick<Engin
       await next();
     } catch (error) {
       const rendered = errorResponse(error);
-      if (rendered.status >= 500) {
-        logger.error('request failed', { method: ctx.method, path: ctx.path, error });
+      if (rendered.status >= 500) logger.error('request failed', { method: ctx.method, path: ctx.path, error });
+      const call = { method: ctx.method, path: ctx.path, ip: ctx.state.clientIp ?? ctx.ip, principal: ctx.state.principal, settings: ctx.state.settings };
+      const recorded = !isReservedConcretePath(ctx.path) && (await engine.recordRefused(call, rendered.status, rendered.body).catch((failure: unknown) => {
+        logger.warn('recording a refused call failed', { error: failure });
+        return false;
+      }));
+      // A failure the engine recorded is audited already, as a failed call of its definition.
+      if (rendered.status >= 500 && !recorded) {
         audit.enqueue({
           action: 'error',
           message: `${ctx.method} ${ctx.path} failed with ${rendered.status}`,
@@ -31,10 +37,6 @@ export function errorHandler(logger: Logger, audit: AuditLog, engine: Pick<Engin
           path: ctx.path,
           statusCode: rendered.status,
         });
-      }
-      if (!isReservedConcretePath(ctx.path)) {
-        const call = { method: ctx.method, path: ctx.path, ip: ctx.state.clientIp ?? ctx.ip, principal: ctx.state.principal, settings: ctx.state.settings };
-        await engine.recordRefused(call, rendered.status, rendered.body).catch((failure: unknown) => logger.warn('recording a refused call failed', { error: failure }));
       }
       ctx.status = rendered.status;
       ctx.set(rendered.headers);

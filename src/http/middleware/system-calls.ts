@@ -17,7 +17,9 @@ export function countSystemCalls(deps: { endpoints: EndpointsService; callCounte
     try {
       await next();
     } finally {
-      const id = (await deps.endpoints.systemEndpointIds()).get(route);
+      // Best effort: a store that cannot say which definition it is must not fail the call (health!).
+      const ids = await deps.endpoints.systemEndpointIds().catch(() => null);
+      const id = ids?.get(route);
       if (id !== undefined) deps.callCounter.count(id);
     }
   };
