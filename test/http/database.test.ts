@@ -174,6 +174,16 @@ describe('users and groups through their services', () => {
     expect((await t.api('POST', '/api/auth/login', { body: { login: user.login, password: user.password } })).status).toBe(200);
   });
 
+  it('converts ids given in upper case in …Id and …Ids fields to the stored form', async () => {
+    const user = await createUserWith(t, []);
+    const doc = await rawGet('users', user.userId);
+    const group = await call('POST', `${base}/groups`, { name: 'Raw Upper Case', permissions: [] });
+    expect(group.status, group.text).toBe(201);
+    const res = await call('PUT', `${base}/users/${user.userId}`, { ...editable(doc), groupIds: [group.body.data._id.toUpperCase()] });
+    expect(res.status, res.text).toBe(200);
+    expect((await rawGet('users', user.userId)).groupIds).toEqual([group.body.data._id]);
+  });
+
   it('a POST cannot set a password hash or an id', async () => {
     expectError(await call('POST', `${base}/users`, { login: 'raw-hash', passwordHash: 'x' }), 400);
     expectError(await call('POST', `${base}/users`, { _id: 'ffffffffffffffffffffffff', login: 'raw-id', password: 'raw-password-1' }), 400);

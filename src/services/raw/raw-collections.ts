@@ -117,8 +117,9 @@ export class RawCollectionsService {
     const details: ErrorDetail[] = [];
     const problem = (field: string, message: string) => details.push({ field: field.slice(0, 64), message });
     const given: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(body)) {
-      if (value === REDACTED) continue;
+    for (const [field, sent] of Object.entries(body)) {
+      if (sent === REDACTED) continue;
+      const value = asRecordIds(field, sent);
       if (field === '_id') {
         if (current === null || value !== current._id) problem(field, current === null ? 'is assigned by the service' : 'cannot be changed');
         continue;
@@ -161,6 +162,19 @@ export class RawCollectionsService {
   private record(actor: RawActor, action: string, message: string, statusCode: number): Promise<void> {
     return this.audit.record({ action, message, source: 'database', userId: principalUserId(actor.principal), statusCode, ...actor.request });
   }
+}
+
+const HEX_ID = /^[0-9a-fA-F]{24}$/;
+
+/**
+ * A `…Id` field's value, or each of a `…Ids` field's, converted to the record id it names: ids
+ * are written in lower case, so `6B09…` becomes `6b09…` (anything else is left for idShape).
+ */
+function asRecordIds(field: string, value: unknown): unknown {
+  const convert = (v: unknown): unknown => (typeof v === 'string' && HEX_ID.test(v) ? v.toLowerCase() : v);
+  if (field.endsWith('Ids')) return Array.isArray(value) ? value.map(convert) : value;
+  if (field.endsWith('Id')) return convert(value);
+  return value;
 }
 
 /** Fields named `…Id` hold a record id (or null), fields named `…Ids` a list of them. */
