@@ -35,6 +35,7 @@ import type { ActiveSettings, SettingsService } from '../services/settings.ts';
 import { ACCESS_COOKIE, resolveCredentials, type AuthDeps, type Credentials } from './middleware/authenticate.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { securityHeaderPairs } from './middleware/security-headers.ts';
+import { recordFailure } from './record-failure.ts';
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -130,34 +131,11 @@ export function dynamicFastPath(deps: FastPathDeps, fallback: RequestListener): 
     return undefined;
   };
 
-  /**
-   * A failure before or while answering, rendered as Koa's error handler would: the call is
-   * recorded as a failed call of its definition (Engine.recordRefused), and a 5xx is logged and,
-   * when no definition recorded it, audited.
-   */
+  /** A failure before or while answering, rendered and recorded as Koa's error handler would (recordFailure). */
   const fail = (call: Call, error: unknown): void => {
     const rendered = errorResponse(error);
-    if (rendered.status >= 500) deps.logger.error('request failed', { method: call.method, path: call.path, error });
     const refused = { method: call.method, path: call.path, ip: call.ip, principal: call.principal, settings: deps.settings.peek() ?? undefined };
-    deps.engine
-      .recordRefused(refused, rendered.status, rendered.body)
-      .catch((failure: unknown) => {
-        deps.logger.warn('recording a refused call failed', { error: failure });
-        return false;
-      })
-      .then((recorded) => {
-        if (rendered.status < 500 || recorded) return;
-        deps.audit.enqueue({
-          action: 'error',
-          message: `${call.method} ${call.path} failed with ${rendered.status}`,
-          source: 'http',
-          ip: call.ip,
-          userId: call.principal?.kind === 'user' ? call.principal.userId : null,
-          method: call.method,
-          path: call.path,
-          statusCode: rendered.status,
-        });
-      });
+    void recordFailure(deps, refused, rendered, error);
     if (!call.res.headersSent) send(call.res, call.method, call.head, rendered);
   };
 
