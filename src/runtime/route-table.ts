@@ -120,6 +120,90 @@ function insert(root: TrieNode, route: Route): void {
   node.routes.push(route);
 }
 
+/** A method's trie, and what lookups learned about the parents of the paths they were asked. */
+interface MethodRoutes {
+  root: TrieNode;
+  /** Parent path as requested (up to its last `/`) → its memo; null for a malformed escape. */
+  parents: Map<string, ParentMemo | null>;
+}
+
+/**
+ * What a path's parent decides about the path, whatever its last segment: the best item route
+ * (a pattern as long as the parent) with its parameters, and the collection routes one segment
+ * longer that a last segment could reach — by a literal, or by a `:param`. A lookup of
+ * `/api/shop/items/<id>` after the first is then one map read instead of a walk.
+ */
+interface ParentMemo {
+  parts: readonly string[];
+  item: Route | null;
+  params: Readonly<Record<string, string>>;
+  /** Last segment → the best collection route ending in that literal; null when there is none. */
+  literals: Map<string, Route> | null;
+  /** The best collection route ending in a `:param`. */
+  param: Route | null;
+}
+
+/**
+ * Memos are kept per method for this many parents at most (then started afresh), and for parents
+ * of this length at most, so that requests for arbitrary paths cannot make the table grow.
+ */
+const MAX_MEMO_PARENTS = 4096;
+const MAX_MEMO_PARENT = 256;
+
+const better = (a: Route | null | undefined, b: Route | undefined): Route | null => (b && (!a || b.order < a.order) ? b : (a ?? null));
+
+function memoizeParent(root: TrieNode, parent: string): ParentMemo | null {
+  const parts = decodedSegments(parent);
+  if (parts === null) return null;
+  const reached: TrieNode[] = [];
+  reach(root, parts, 0, reached);
+  let item: Route | null = null;
+  let param: Route | null = null;
+  let literals: Map<string, Route> | null = null;
+  for (const node of reached) {
+    item = better(item, node.routes[0]);
+    param = better(param, node.param?.routes[0]);
+    for (const [segment, child] of node.literals ?? []) {
+      const best = better(literals?.get(segment), child.routes[0]);
+      if (best) (literals ??= new Map()).set(segment, best);
+    }
+  }
+  const params = Object.freeze(item ? (matchSegments(item.pattern, parts) as Record<string, string>) : {});
+  return { parts, item, params, literals, param };
+}
+
+/** Every node the segments lead to, by literal and by `:param` at each step. */
+function reach(node: TrieNode, parts: readonly string[], depth: number, out: TrieNode[]): void {
+  if (depth === parts.length) {
+    out.push(node);
+    return;
+  }
+  const literal = node.literals?.get(parts[depth] as string);
+  if (literal) reach(literal, parts, depth + 1, out);
+  if (node.param) reach(node.param, parts, depth + 1, out);
+}
+
+/** A path's segments, percent-decoded; null when one has a malformed escape (it matches nothing). */
+function decodedSegments(path: string): string[] | null {
+  const parts = splitPath(path);
+  // Only segments with a percent sign need decoding (most have none).
+  for (let i = 0; i < parts.length; i++) {
+    const part = decodeSegment(parts[i] as string);
+    if (part === null) return null;
+    parts[i] = part;
+  }
+  return parts;
+}
+
+function decodeSegment(segment: string): string | null {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Routing by a segment trie per method: a lookup walks the request's segments (literal child and
  * `:param` child at each step), so its cost grows with the path's length and the overlap of the
@@ -128,7 +212,7 @@ function insert(root: TrieNode, route: Route): void {
  * else the best item match (pattern one segment shorter: `P/:id`).
  */
 export class RouteTable {
-  private readonly tries = new Map<HttpMethod, TrieNode>();
+  private readonly tries = new Map<HttpMethod, MethodRoutes>();
   private readonly byId = new Map<string, CompiledEndpoint>();
   /** Collection path → its first enabled GET definition (populate's read check). */
   private readonly readers = new Map<string, CompiledEndpoint>();
@@ -142,10 +226,10 @@ export class RouteTable {
     const ranked = [...endpoints].sort((a, b) => (literals.get(b) as number) - (literals.get(a) as number));
     ranked.forEach((endpoint, rank) => {
       const method = endpoint.doc.method;
-      let root = this.tries.get(method);
-      if (!root) this.tries.set(method, (root = newNode()));
-      insert(root, { endpoint, pattern: endpoint.pattern, order: rank * 2 });
-      for (const alias of endpoint.aliases) insert(root, { endpoint, pattern: alias, order: rank * 2 + 1 });
+      let routes = this.tries.get(method);
+      if (!routes) this.tries.set(method, (routes = { root: newNode(), parents: new Map() }));
+      insert(routes.root, { endpoint, pattern: endpoint.pattern, order: rank * 2 });
+      for (const alias of endpoint.aliases) insert(routes.root, { endpoint, pattern: alias, order: rank * 2 + 1 });
       if (method === 'GET' && !this.readers.has(endpoint.pattern.path)) this.readers.set(endpoint.pattern.path, endpoint);
     });
     for (const endpoint of endpoints) {
@@ -160,20 +244,31 @@ export class RouteTable {
   }
 
   lookup(method: string, path: string): RouteMatch | null {
-    const root = this.tries.get(method as HttpMethod) ?? this.tries.get(method.toUpperCase() as HttpMethod);
-    if (!root) return null;
-    const parts = splitPath(path);
-    // Only segments with a percent sign need decoding (most have none).
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i] as string;
-      if (part.includes('%')) {
-        try {
-          parts[i] = decodeURIComponent(part);
-        } catch {
-          return null; // malformed percent-encoding matches nothing
-        }
-      }
+    const routes = this.tries.get(method as HttpMethod) ?? this.tries.get(method.toUpperCase() as HttpMethod);
+    if (!routes) return null;
+    // A path whose last segment is a record id, under a parent seen before: the parent's memo.
+    const slash = path.lastIndexOf('/');
+    if (slash === -1 || slash === path.length - 1 || slash > MAX_MEMO_PARENT) return this.walkLookup(routes.root, path);
+    const parent = path.slice(0, slash);
+    let memo = routes.parents.get(parent);
+    if (memo === undefined) {
+      if (routes.parents.size >= MAX_MEMO_PARENTS) routes.parents.clear();
+      memo = memoizeParent(routes.root, parent);
+      routes.parents.set(parent, memo);
     }
+    if (memo === null) return null; // the parent has a malformed escape: nothing matches under it
+    const last = decodeSegment(path.slice(slash + 1));
+    if (last === null) return null;
+    const literal = memo.literals?.get(last);
+    const collection = literal && (!memo.param || literal.order < memo.param.order) ? literal : memo.param;
+    if (collection) return { endpoint: collection.endpoint, params: matchSegments(collection.pattern, [...memo.parts, last]) as Record<string, string>, id: null };
+    return memo.item ? { endpoint: memo.item.endpoint, params: memo.params, id: last } : null;
+  }
+
+  /** A lookup by walking the trie over every segment of the path. */
+  private walkLookup(root: TrieNode, path: string): RouteMatch | null {
+    const parts = decodedSegments(path);
+    if (parts === null) return null;
     const found: Found = { collection: null, item: null };
     walk(root, parts, 0, found);
     const { collection, item } = found;

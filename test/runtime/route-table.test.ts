@@ -190,4 +190,26 @@ describe('a table of 10,000 definitions', () => {
       expect(table.lookup(method, path)).toEqual(linearLookup(method, path));
     }
   });
+
+  it('answers from its memo of parent paths as the linear scan does, for every last segment', () => {
+    // Paths under one parent, asked in turn: the first walks the trie, the rest read the memo.
+    const parents = defs.filter((_, i) => i % 400 === 0).map(concrete);
+    const lasts = ['rec1', 'rec2', ...words, 'r7', 'r2999', 'a%20b', '%E0%A4%A', ''];
+    for (const parent of [...parents, '', '/api', '/api/%E0%A4%A', '/api//shop']) {
+      for (const last of lasts) {
+        for (const method of ['GET', 'post'] as const) {
+          const path = `${parent}/${last}`;
+          expect(table.lookup(method, path), `${method} ${path}`).toEqual(linearLookup(method.toUpperCase(), path));
+        }
+      }
+    }
+  });
+
+  it('keeps its memo bounded: a flood of distinct parents answers as before', () => {
+    for (let i = 0; i < 5000; i++) table.lookup('GET', `/api/flood${i}/x`);
+    for (const endpoint of defs.filter((_, i) => i % 97 === 0)) {
+      const path = `${concrete(endpoint)}/rec1`;
+      expect(table.lookup(endpoint.doc.method, path)).toEqual(linearLookup(endpoint.doc.method, path));
+    }
+  });
 });

@@ -47,6 +47,7 @@ export function layoutOf(spec: CollectionSpec): Layout {
   if (columns.length === 0) return documentLayout(table, insertSql);
   const textSet = new Set(text);
   const jsonSet = new Set(json);
+  const served = new WeakMap<JsonView, boolean>();
 
   const split = (field: string): { head: string; rest: string } => {
     const dot = field.indexOf('.');
@@ -109,8 +110,14 @@ export function layoutOf(spec: CollectionSpec): Layout {
       return doc;
     },
     servesView(view) {
-      const shown = [...view.tail, ...(view.fields ?? []), ...(spec.ttl ? ['expiresAt'] : [])];
-      return jsonSet.has(view.spread) && shown.every((field) => textSet.has(field));
+      // Asked on every read of a view (GET by id among them), for a handful of constant views.
+      let serves = served.get(view);
+      if (serves === undefined) {
+        const shown = [...view.tail, ...(view.fields ?? []), ...(spec.ttl ? ['expiresAt'] : [])];
+        serves = jsonSet.has(view.spread) && shown.every((field) => textSet.has(field));
+        served.set(view, serves);
+      }
+      return serves;
     },
   };
 }
