@@ -4,7 +4,7 @@
  * its own process on loopback, loaded by wrk from another. Prints a table (and the machine), and
  * saves the figures under bench/results/. A script that prints figures, not a test.
  *
- * Environment: BENCH_SECONDS (10) measured per scenario and server, split over BENCH_ROUNDS (3)
+ * Environment: BENCH_SECONDS (10) measured per scenario and server, split over BENCH_ROUNDS (10)
  * rounds that take the servers in turn (so a burst of load from elsewhere on the machine falls on
  * all of them alike rather than on whichever ran then), BENCH_WARMUP_SECONDS (2) once per server,
  * BENCH_CONNECTIONS (32), BENCH_THREADS (2), BENCH_RECORDS (10000), BENCH_SCENARIOS (a comma list
@@ -57,7 +57,10 @@ function intEnv(name: string, fallback: number, min: number, max: number): numbe
 const config = {
   seconds: intEnv('BENCH_SECONDS', 10, 1, 3600),
   warmupSeconds: intEnv('BENCH_WARMUP_SECONDS', 2, 0, 600),
-  rounds: intEnv('BENCH_ROUNDS', 3, 1, 100),
+  // Ten rounds of a second: this machine's speed drifts by ±15–25% over seconds, and ten turns
+  // average that drift out of a ratio where three did not (three-round runs of one build gave
+  // 0.64–0.97× the raw ceiling for GET by id; ten-round runs, 0.67–0.75×).
+  rounds: intEnv('BENCH_ROUNDS', 10, 1, 100),
   connections: intEnv('BENCH_CONNECTIONS', 32, 1, 10_000),
   threads: intEnv('BENCH_THREADS', 2, 1, 256),
   records: intEnv('BENCH_RECORDS', 10_000, 1, 1_000_000),
