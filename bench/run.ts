@@ -58,8 +58,8 @@ const config = {
   seconds: intEnv('BENCH_SECONDS', 10, 1, 3600),
   warmupSeconds: intEnv('BENCH_WARMUP_SECONDS', 2, 0, 600),
   // Ten rounds of a second: this machine's speed drifts by ±15–25% over seconds, and ten turns
-  // average that drift out of a ratio where three did not (three-round runs of one build gave
-  // 0.64–0.97× the raw ceiling for GET by id; ten-round runs, 0.67–0.75×).
+  // average more of that drift out of a ratio than three did (three-round runs of one build gave
+  // 0.64–0.97× the raw ceiling for GET by id; ten-round runs, 0.65–0.79×, most within 0.67–0.75×).
   rounds: intEnv('BENCH_ROUNDS', 10, 1, 100),
   connections: intEnv('BENCH_CONNECTIONS', 32, 1, 10_000),
   threads: intEnv('BENCH_THREADS', 2, 1, 256),
