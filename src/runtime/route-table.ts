@@ -137,8 +137,11 @@ interface ParentMemo {
   parts: readonly string[];
   item: Route | null;
   params: Readonly<Record<string, string>>;
-  /** Last segment → the best collection route ending in that literal; null when there is none. */
-  literals: Map<string, Route> | null;
+  /**
+   * The nodes the parent's segments lead to, whose literal children a last segment may reach.
+   * Kept as nodes rather than copied into a map: a node may have thousands of children.
+   */
+  reached: readonly TrieNode[];
   /** The best collection route ending in a `:param`. */
   param: Route | null;
 }
@@ -159,17 +162,12 @@ function memoizeParent(root: TrieNode, parent: string): ParentMemo | null {
   reach(root, parts, 0, reached);
   let item: Route | null = null;
   let param: Route | null = null;
-  let literals: Map<string, Route> | null = null;
   for (const node of reached) {
     item = better(item, node.routes[0]);
     param = better(param, node.param?.routes[0]);
-    for (const [segment, child] of node.literals ?? []) {
-      const best = better(literals?.get(segment), child.routes[0]);
-      if (best) (literals ??= new Map()).set(segment, best);
-    }
   }
   const params = Object.freeze(item ? (matchSegments(item.pattern, parts) as Record<string, string>) : {});
-  return { parts, item, params, literals, param };
+  return { parts, item, params, reached: reached.filter((node) => node.literals !== null), param };
 }
 
 /** Every node the segments lead to, by literal and by `:param` at each step. */
@@ -259,8 +257,8 @@ export class RouteTable {
     if (memo === null) return null; // the parent has a malformed escape: nothing matches under it
     const last = decodeSegment(path.slice(slash + 1));
     if (last === null) return null;
-    const literal = memo.literals?.get(last);
-    const collection = literal && (!memo.param || literal.order < memo.param.order) ? literal : memo.param;
+    let collection = memo.param;
+    for (const node of memo.reached) collection = better(collection, node.literals?.get(last)?.routes[0]);
     if (collection) return { endpoint: collection.endpoint, params: matchSegments(collection.pattern, [...memo.parts, last]) as Record<string, string>, id: null };
     return memo.item ? { endpoint: memo.item.endpoint, params: memo.params, id: last } : null;
   }
