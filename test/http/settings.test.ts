@@ -54,6 +54,14 @@ function jwtPayload(token: string): { exp: number; iat: number } {
 }
 
 describe('reading settings', () => {
+  it('takes back what it gave: a PUT of the GET body, logsCount included, changes only what the client changed', async () => {
+    const read = await t.api('GET', '/api/settings', { token: admin });
+    const back = await putSettings({ ...read.body.data, lockoutMinutes: 17 });
+    expect(back.status, back.text).toBe(200);
+    expect(await currentSettings()).toEqual({ ...DEFAULTS, lockoutMinutes: 17 });
+    expect(Number.isInteger(back.body.data.logsCount)).toBe(true);
+  });
+
   it('starts from the documented defaults and reports the number of log entries', async () => {
     const res = await t.api('GET', '/api/settings', { token: admin });
     expect(res.status).toBe(200);

@@ -14,7 +14,7 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.put('/settings', manage, async (ctx) => {
-    const settings = await services.settings.update(ctx.request.body, requireActor(ctx));
+    const settings = await services.settings.update(withoutLogsCount(ctx.request.body), requireActor(ctx));
     ok(ctx, { ...settings, logsCount: await services.audit.count() });
   });
 
@@ -28,4 +28,14 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
     const deleted = await services.audit.purgeOlderThan(days, requireActor(ctx));
     ok(ctx, { deleted, olderThanDays: days });
   });
+}
+
+/**
+ * GET adds `logsCount`, so a client that reads the settings, changes one and PUTs the object
+ * back sends it too: it is read-only, and left out rather than refused as an unknown field.
+ */
+function withoutLogsCount(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'logsCount')) return body;
+  const { logsCount: _readOnly, ...patch } = body as Record<string, unknown>;
+  return patch;
 }
