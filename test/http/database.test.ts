@@ -184,6 +184,24 @@ describe('users and groups through their services', () => {
     expect((await rawGet('users', user.userId)).groupIds).toEqual([group.body.data._id]);
   });
 
+  it('finds a document by its id in upper case too: read, search, replace and delete', async () => {
+    const group = await call('POST', `${base}/groups`, { name: 'Raw Upper Case Read', permissions: [] });
+    expect(group.status, group.text).toBe(201);
+    const id = group.body.data._id as string;
+    const upper = id.toUpperCase();
+    const read = await call('GET', `${base}/groups/${upper}`);
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data._id).toBe(id);
+    const found = await call('GET', `${base}/groups?search=${upper}`);
+    expect(found.body.data.map((g: any) => g._id)).toEqual([id]);
+    const { _id, ...rest } = read.body.data;
+    const replaced = await call('PUT', `${base}/groups/${upper}`, { ...rest, _id: upper, description: 'by upper-case id' });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body.data).toMatchObject({ _id: id, description: 'by upper-case id' });
+    expect((await call('DELETE', `${base}/groups/${upper}`)).status).toBe(200);
+    expect((await call('GET', `${base}/groups/${id}`)).status).toBe(404);
+  });
+
   it('a POST cannot set a password hash or an id', async () => {
     expectError(await call('POST', `${base}/users`, { login: 'raw-hash', passwordHash: 'x' }), 400);
     expectError(await call('POST', `${base}/users`, { _id: 'ffffffffffffffffffffffff', login: 'raw-id', password: 'raw-password-1' }), 400);

@@ -40,8 +40,8 @@ export class RawCollectionsService {
   async list(name: string, query: { page: number; limit: number; search?: string }): Promise<Page<Doc>> {
     const adapter = this.adapter(name);
     const term = query.search;
-    const byId = term !== undefined && isId(term);
-    const page = await this.store.collection(name).findPage(byId ? { _id: term } : {}, {
+    const byId = term !== undefined && isId(asRecordId(term));
+    const page = await this.store.collection(name).findPage(byId ? { _id: asRecordId(term) } : {}, {
       page: query.page,
       limit: query.limit,
       sort: adapter.sort,
@@ -97,7 +97,8 @@ export class RawCollectionsService {
   }
 
   private async current(adapter: RawAdapter, id: string): Promise<Doc> {
-    const doc = isId(id) ? await this.store.collection(adapter.name).findById(id) : null;
+    const recordId = asRecordId(id);
+    const doc = isId(recordId) ? await this.store.collection(adapter.name).findById(recordId) : null;
     if (!doc) throw notFound('Document not found');
     return doc;
   }
@@ -119,7 +120,7 @@ export class RawCollectionsService {
     const given: Record<string, unknown> = {};
     for (const [field, sent] of Object.entries(body)) {
       if (sent === REDACTED) continue;
-      const value = asRecordIds(field, sent);
+      const value = field === '_id' && typeof sent === 'string' ? asRecordId(sent) : asRecordIds(field, sent);
       if (field === '_id') {
         if (current === null || value !== current._id) problem(field, current === null ? 'is assigned by the service' : 'cannot be changed');
         continue;
@@ -166,12 +167,17 @@ export class RawCollectionsService {
 
 const HEX_ID = /^[0-9a-fA-F]{24}$/;
 
+/** An id as the store keeps it: 24 hex digits in lower case (`6B09…` is `6b09…`); anything else as given. */
+function asRecordId(id: string): string {
+  return HEX_ID.test(id) ? id.toLowerCase() : id;
+}
+
 /**
  * A `…Id` field's value, or each of a `…Ids` field's, converted to the record id it names: ids
  * are written in lower case, so `6B09…` becomes `6b09…` (anything else is left for idShape).
  */
 function asRecordIds(field: string, value: unknown): unknown {
-  const convert = (v: unknown): unknown => (typeof v === 'string' && HEX_ID.test(v) ? v.toLowerCase() : v);
+  const convert = (v: unknown): unknown => (typeof v === 'string' ? asRecordId(v) : v);
   if (field.endsWith('Ids')) return Array.isArray(value) ? value.map(convert) : value;
   if (field.endsWith('Id')) return convert(value);
   return value;
