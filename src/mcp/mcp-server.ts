@@ -3,7 +3,7 @@
 // who is calling. Tools run through the engine's invoke path as the caller, with the network
 // rules applied to the caller's address and headers, like a direct call would be.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, type CallToolRequest, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type CallToolRequest, InitializeRequestSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { Principal } from '../model/principal.ts';
 import type { Engine } from '../runtime/engine.ts';
@@ -37,6 +37,24 @@ const ListTools = loose('tools/list');
 const CallToolLoose = loose('tools/call');
 const ListResources = loose('resources/list');
 const ReadResourceLoose = loose('resources/read');
+
+/**
+ * An `initialize` request as the SDK takes it. The JSON-RPC shape the spec gives makes `params`
+ * optional, so a client written from it may send the handshake bare; the SDK would answer that
+ * with an internal error. Missing members are filled in (the newest protocol version, no
+ * capabilities, an unnamed client); a member of the wrong type is an invalid-params error.
+ */
+export function initializeRequest(message: Record<string, unknown>): { message: Record<string, unknown> } | { invalid: string } {
+  if (message.method !== 'initialize') return { message };
+  const params = message.params ?? {};
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return { invalid: 'initialize params must be an object' };
+  const filled = { ...message, params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'unnamed client', version: '0' }, ...params } };
+  const checked = InitializeRequestSchema.safeParse(filled);
+  if (checked.success) return { message: filled };
+  const issue = checked.error.issues[0];
+  const field = issue?.path.filter((key, i) => !(i === 0 && key === 'params')).join('.');
+  return { invalid: `initialize params: ${issue ? `${field || 'params'}: ${issue.message}` : 'invalid'}`.slice(0, 300) };
+}
 
 export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
   const server = new Server(

@@ -64,6 +64,30 @@ afterAll(async () => {
   await t.close();
 });
 
+describe('initialize as the spec shapes it (params optional)', () => {
+  it('answers a bare handshake, and one with empty params, with the server and the newest protocol version', async () => {
+    for (const body of [{ jsonrpc: '2.0', id: 1, method: 'initialize' }, { jsonrpc: '2.0', id: 2, method: 'initialize', params: {} }]) {
+      const res = await rpc(body);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.id).toBe(body.id);
+      expect(res.body.result.serverInfo.name).toBe('dyn');
+      expect(typeof res.body.result.protocolVersion).toBe('string');
+      expect(res.body.result.capabilities.tools).toBeDefined();
+    }
+  });
+
+  it('keeps the version a client asks for, and refuses params of the wrong type as invalid params', async () => {
+    const asked = await rpc({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-06-18' } });
+    expect(asked.body.result.protocolVersion).toBe('2025-06-18');
+    const wrong = await rpc({ jsonrpc: '2.0', id: 4, method: 'initialize', params: { protocolVersion: 5 } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toMatchObject({ jsonrpc: '2.0', id: 4, error: { code: -32602 } });
+    expect(wrong.body.error.message).toMatch(/^Invalid params: initialize params: protocolVersion/);
+    const notObject = await rpc({ jsonrpc: '2.0', id: 5, method: 'initialize', params: [1] });
+    expect(notObject.body).toMatchObject({ id: 5, error: { code: -32602, message: 'Invalid params: initialize params must be an object' } });
+  });
+});
+
 describe('with the SDK client', () => {
   it('initializes and lists one tool per endpoint the caller may call, by group membership', async () => {
     const asMember = await connect({ authorization: `Bearer ${member.token}` });

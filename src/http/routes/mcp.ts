@@ -3,8 +3,8 @@ import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { OpenApiDocs } from '../../docs/openapi-docs.ts';
 import { auditMcpCalls } from '../../mcp/audit.ts';
-import { checkMessages, INVALID_REQUEST, PARSE_ERROR, requestsOf, rpcError, type JsonRpcFailure } from '../../mcp/json-rpc.ts';
-import { createMcpServer } from '../../mcp/mcp-server.ts';
+import { checkMessages, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, requestsOf, rpcError, type JsonRpcFailure } from '../../mcp/json-rpc.ts';
+import { createMcpServer, initializeRequest } from '../../mcp/mcp-server.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import type { AuditLog } from '../../services/audit-log.ts';
 import { inspectParsedBody } from '../middleware/body.ts';
@@ -53,8 +53,14 @@ export function mcpRoutes(router: ApiRouter, deps: McpRouteDeps, version: string
     }
     const checked = checkMessages(body);
     if ('error' in checked) return rpcReply(ctx, 400, checked.error);
+    const messages: Record<string, unknown>[] = [];
+    for (const message of checked.messages) {
+      const initialize = initializeRequest(message);
+      if ('invalid' in initialize) return rpcReply(ctx, 400, rpcError(INVALID_PARAMS, `Invalid params: ${initialize.invalid}`, (message.id as string | number | undefined) ?? null));
+      messages.push(initialize.message);
+    }
     const caller = { principal, ip: ctx.state.clientIp, headers: { origin: ctx.get('Origin') || undefined, referer: ctx.get('Referer') || undefined, host: ctx.get('Host') || undefined } };
-    auditMcpCalls(deps.audit, requestsOf(checked.messages), caller);
+    auditMcpCalls(deps.audit, requestsOf(messages), caller);
 
     const server = createMcpServer({ engine: deps.engine, openApi: deps.openApi, version }, caller);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -67,7 +73,7 @@ export function mcpRoutes(router: ApiRouter, deps: McpRouteDeps, version: string
     ctx.req.headers.accept = 'application/json, text/event-stream';
     ctx.respond = false;
     try {
-      await transport.handleRequest(ctx.req, ctx.res, body);
+      await transport.handleRequest(ctx.req, ctx.res, Array.isArray(body) ? messages : messages[0]);
     } catch (error) {
       if (ctx.res.headersSent) {
         deps.logger.error('MCP request failed after its answer started', { error });
