@@ -8,6 +8,7 @@ import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { Revisions } from './revisions.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
 /**
  * Endpoint groups organise endpoints and can carry network rules that their endpoints inherit.
@@ -33,6 +34,8 @@ const properties = {
 };
 const validateCreate = compileValidator<GroupInput>({ type: 'object', additionalProperties: false, required: ['name'], properties });
 const validateUpdate = compileValidator<Partial<GroupInput>>({ type: 'object', additionalProperties: false, properties });
+/** What a group is shown with and the service keeps: ignored when sent back (shown-fields.ts). */
+const SHOWN_KEPT = ['createdAt', 'updatedAt'];
 
 export function publicEndpointGroup(doc: EndpointGroupDoc): Record<string, unknown> {
   const { nameKey: _key, ...rest } = doc;
@@ -80,7 +83,9 @@ export class EndpointGroupsService {
   }
 
   async create(input: unknown, actor: Actor): Promise<EndpointGroupDoc> {
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    const valid = validateCreate(rest);
     const networkAccess = mergeNetworkAccess(DEFAULT_NETWORK_ACCESS, valid.networkAccess);
     assertValidNetworkAccess(networkAccess);
     const now = new Date();
@@ -106,8 +111,10 @@ export class EndpointGroupsService {
   }
 
   async update(id: string, input: unknown, actor: Actor): Promise<EndpointGroupDoc> {
-    const valid = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    const valid = validateUpdate(rest);
     const group = await this.get(id);
+    assertShownUnchanged(shown, group);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     for (const field of ['description', 'icon', 'color', 'order'] as const) if (valid[field] !== undefined) set[field] = valid[field];
     if (valid.name !== undefined) Object.assign(set, { name: valid.name.trim(), nameKey: valid.name.trim().toLowerCase() });

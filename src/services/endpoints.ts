@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { parsePathPattern, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
@@ -24,6 +25,7 @@ import type { AuditLog } from './audit-log.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
 import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import type { RecordsService } from './records.ts';
 import type { Revisions } from './revisions.ts';
 import { SYSTEM_ENDPOINTS } from './system-endpoints.ts';
@@ -84,6 +86,9 @@ const validateCreate = compileValidator<EndpointInput>({
 const validateUpdate = compileValidator<Partial<EndpointInput>>({ type: 'object', additionalProperties: false, properties });
 
 const CALL_WRITES_PER_TURN = 200;
+/** Members a definition is shown with that are not input (shown-fields.ts): checked, and kept by the service. */
+const SHOWN_NAMED = ['_id', 'isSystem'] as const;
+const SHOWN_KEPT = ['callCount', 'createdAt', 'updatedAt'];
 
 /** A definition as the management API shows it: the schema as the spec's array (schema-wire.ts). */
 export function publicEndpoint(doc: EndpointDoc, targetOf: ReferenceTargetOf): Record<string, unknown> {
@@ -207,7 +212,10 @@ export class EndpointsService {
   }
 
   async create(input: unknown, actor: Actor): Promise<EndpointDoc> {
-    const valid = validateCreate(await this.storedInput(input));
+    const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system endpoints are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
+    const valid = validateCreate(await this.storedInput(rest));
     const doc = await this.prepare(valid, null);
     try {
       const created = await this.withIndexes(null, doc, () => this.endpoints.insertOne(doc));
@@ -221,14 +229,24 @@ export class EndpointsService {
   }
 
   async update(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
-    const valid = validateUpdate(await this.storedInput(input));
+    const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
+    const valid = validateUpdate(await this.storedInput(rest));
     const current = await this.get(id);
+    assertShownUnchanged(shown, current);
     if (current.isSystem) {
       const pathChanges = valid.path !== undefined && pattern(valid.path).path !== current.path;
       const methodChanges = valid.method !== undefined && valid.method !== current.method;
       if (pathChanges || methodChanges) throw badRequest('A system endpoint cannot change its path or method');
-      // Platform code serves these routes: only the descriptive fields mean anything.
-      const inert = Object.keys(valid).filter((field) => !['name', 'description', 'slug', 'groupId', 'path', 'method'].includes(field));
+      // Platform code serves these routes: only the descriptive fields mean anything. A field
+      // sent back as it is (a client saving the object it read) changes nothing and passes.
+      const now = definitionInput(current);
+      const changes = (field: keyof EndpointInput): boolean =>
+        field === 'networkAccess'
+          ? !isDeepStrictEqual(mergeNetworkAccess(current.networkAccess, valid.networkAccess), current.networkAccess)
+          : field === 'handler'
+            ? !isDeepStrictEqual({ ...current.handler, ...valid.handler }, current.handler)
+            : !isDeepStrictEqual(valid[field], now[field]);
+      const inert = (Object.keys(valid) as Array<keyof EndpointInput>).filter((field) => !['name', 'description', 'slug', 'groupId', 'path', 'method'].includes(field) && changes(field));
       if (inert.length > 0) throw badRequest(`A system endpoint is served by the platform: ${inert.join(', ')} cannot be changed (only name, description, slug and groupId)`);
     }
     if (valid.path !== undefined) {

@@ -150,14 +150,12 @@ describe('the definitions API', () => {
     expect(res.body.details).toEqual([{ field, message: 'is required' }]);
   });
 
+  // Fields a definition is shown with (_id, isSystem, callCount, createdAt, updatedAt) may be sent
+  // back: see "a definition as the API shows it, sent back".
   it.each([
-    { field: 'isSystem', value: true },
-    { field: 'callCount', value: 100 },
-    { field: '_id', value: '000000000000000000000000' },
-    { field: 'createdAt', value: '2020-01-01T00:00:00.000Z' },
     { field: 'revision', value: 9 },
     { field: 'colour', value: 'red' },
-  ])('the unknown or read-only field $field is a 400 on create and update', async ({ field, value }) => {
+  ])('the unknown field $field is a 400 on create and update', async ({ field, value }) => {
     const created = await t.api('POST', '/api/endpoints', { token: admin, body: { ...definition(), [field]: value } });
     expect(created.status).toBe(400);
     expect(created.body.error).toBe(`Invalid request body: ${field} is not an allowed field`);
@@ -377,6 +375,18 @@ describe('system endpoints', () => {
     expect((await t.api('GET', `/api/endpoints/${health._id}`, { token: admin })).body.data).toMatchObject({ path: '/api/health', method: 'GET' });
   });
 
+  it('take back the object a GET returned, with a descriptive change; a change to what the platform serves stays a 400', async () => {
+    const health = find(await allDefinitions(), 'GET', '/api/health');
+    const read = (await t.api('GET', `/api/endpoints/${health._id}`, { token: admin })).body.data;
+    const back = await t.api('PUT', `/api/endpoints/${health._id}`, { token: admin, body: { ...read, description: 'Liveness' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ description: 'Liveness', isSystem: true, enabled: true, path: '/api/health' });
+    const disabled = await t.api('PUT', `/api/endpoints/${health._id}`, { token: admin, body: { ...read, enabled: false } });
+    expect(disabled.status).toBe(400);
+    expect(disabled.body.error).toBe('A system endpoint is served by the platform: enabled cannot be changed (only name, description, slug and groupId)');
+    expect((await t.api('GET', '/api/health')).status).toBe(200);
+  });
+
   it('can change their description, and still behave as platform routes', async () => {
     const list = await allDefinitions();
     const login = find(list, 'POST', '/api/auth/login');
@@ -386,6 +396,43 @@ describe('system endpoints', () => {
     const health = await t.api('GET', '/api/health');
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ success: true, status: 'ok' });
+  });
+});
+
+describe('a definition as the API shows it, sent back', () => {
+  it('a PUT of the object a GET returned changes only what the client changed', async () => {
+    const created = await define({ description: 'before', schema: [{ name: 'title', type: 'string', required: true }] });
+    await t.api('GET', `${created.path}`);
+    const read = (await t.api('GET', `/api/endpoints/${created._id}`, { token: admin })).body.data;
+    expect(read).toMatchObject({ _id: created._id, isSystem: false, callCount: expect.any(Number), createdAt: expect.any(String), updatedAt: expect.any(String) });
+    const back = await t.api('PUT', `/api/endpoints/${created._id}`, { token: admin, body: { ...read, description: 'after', callCount: 0, createdAt: '2000-01-01T00:00:00.000Z' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ description: 'after', schema: read.schema, createdAt: read.createdAt, isSystem: false });
+  });
+
+  it('_id and isSystem cannot be changed by a PUT (400, nothing changed)', async () => {
+    const created = await define({ description: 'kept' });
+    for (const [field, value] of [['_id', 'ffffffffffffffffffffffff'], ['isSystem', true]] as const) {
+      const res = await t.api('PUT', `/api/endpoints/${created._id}`, { token: admin, body: { [field]: value, description: 'changed' } });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ success: false, error: `Invalid request body: ${field} cannot be changed`, details: [{ field, message: 'cannot be changed' }] });
+    }
+    expect((await t.api('GET', `/api/endpoints/${created._id}`, { token: admin })).body.data.description).toBe('kept');
+  });
+
+  it('a POST of a shown definition without its _id creates a copy; an _id or isSystem true is a 400', async () => {
+    const original = await define({ description: 'to copy' });
+    const { _id, ...shown } = (await t.api('GET', `/api/endpoints/${original._id}`, { token: admin })).body.data;
+    const copy = await t.api('POST', '/api/endpoints', { token: admin, body: { ...shown, path: freshPath() } });
+    expect(copy.status, copy.text).toBe(201);
+    expect(copy.body.data).toMatchObject({ description: 'to copy', isSystem: false, callCount: 0 });
+    expect(copy.body.data._id).not.toBe(_id);
+    const withId = await t.api('POST', '/api/endpoints', { token: admin, body: { ...shown, _id, path: freshPath() } });
+    expect(withId.status).toBe(400);
+    expect(withId.body.error).toBe('Invalid request body: _id is assigned by the service');
+    const system = await t.api('POST', '/api/endpoints', { token: admin, body: { ...shown, isSystem: true, path: freshPath() } });
+    expect(system.status).toBe(400);
+    expect(system.body.details).toEqual([{ field: 'isSystem', message: 'can only be false' }]);
   });
 });
 

@@ -118,7 +118,7 @@ describe('the endpoint groups API', () => {
     { name: 'a missing name', body: {}, error: 'Invalid request body: name is required' },
     { name: 'a blank name', body: { name: '  ' }, error: expect.stringMatching(/^Invalid request body: name /) },
     { name: 'an unknown field', body: { name: 'x', colour: '#fff' }, error: 'Invalid request body: colour is not an allowed field' },
-    { name: 'a read-only field', body: { name: 'x', _id: '000000000000000000000000' }, error: 'Invalid request body: _id is not an allowed field' },
+    { name: 'an _id', body: { name: 'x', _id: '000000000000000000000000' }, error: 'Invalid request body: _id is assigned by the service' },
     { name: 'a fractional order', body: { name: 'x', order: 1.5 }, error: expect.stringMatching(/^Invalid request body: order /) },
     { name: 'an unknown network option', body: { name: 'x', networkAccess: { on: true } }, error: 'Invalid request body: networkAccess.on is not an allowed field' },
     {
@@ -162,6 +162,17 @@ describe('the endpoint groups API', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ success: false, error: 'Endpoint group not found' });
     }
+  });
+
+  it('takes back the object a GET returned; its _id cannot be changed', async () => {
+    const group = await createGroup({ description: 'before' });
+    const read = (await t.api('GET', `/api/endpoints/groups/${group._id}`, { token: admin })).body.data;
+    const back = await t.api('PUT', `/api/endpoints/groups/${group._id}`, { token: admin, body: { ...read, description: 'after', createdAt: '2000-01-01T00:00:00.000Z' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ _id: group._id, description: 'after', createdAt: read.createdAt });
+    const moved = await t.api('PUT', `/api/endpoints/groups/${group._id}`, { token: admin, body: { ...read, _id: 'ffffffffffffffffffffffff' } });
+    expect(moved.status).toBe(400);
+    expect(moved.body).toMatchObject({ success: false, error: 'Invalid request body: _id cannot be changed' });
   });
 
   it('/api/endpoints/groups is not mistaken for /api/endpoints/:id', async () => {
