@@ -8,6 +8,7 @@ import type { AuditLog } from './audit-log.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
 export const ADMINISTRATORS = 'Administrators';
 
@@ -48,6 +49,9 @@ export function publicGroup(doc: GroupDoc): PublicGroup {
 }
 
 const nameKey = (name: string): string => name.trim().toLowerCase();
+/** Members a group is shown with that are not input (shown-fields.ts): checked, and kept by the service. */
+const SHOWN_NAMED = ['_id', 'isSystem'] as const;
+const SHOWN_KEPT = ['createdAt', 'updatedAt'];
 
 export class GroupsService {
   private readonly store: Store;
@@ -90,7 +94,10 @@ export class GroupsService {
   }
 
   async create(input: unknown, actor: CallerActor): Promise<GroupDoc> {
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system groups are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
+    const valid = validateCreate(rest);
     assertGrantable(valid.permissions ?? [], actor.principal);
     const now = new Date();
     try {
@@ -112,8 +119,10 @@ export class GroupsService {
   }
 
   async update(id: string, input: unknown, actor: CallerActor): Promise<GroupDoc> {
-    const valid = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
+    const valid = validateUpdate(rest);
     const group = await this.get(id);
+    assertShownUnchanged(shown, group);
     const renames = valid.name !== undefined && nameKey(valid.name) !== group.nameKey;
     const changesPermissions = valid.permissions !== undefined && [...valid.permissions].sort().join() !== [...group.permissions].sort().join();
     if (group.isSystem && (renames || changesPermissions)) {

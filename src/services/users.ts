@@ -11,6 +11,10 @@ import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './group
 import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { LoginLockout } from './login-lockout.ts';
 import type { Sessions } from './sessions.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
+
+/** What a user is shown with and the service keeps: ignored when sent back (shown-fields.ts). */
+const SHOWN_KEPT = ['lastLoginAt', 'createdAt', 'updatedAt'];
 
 export interface UserInput {
   login: string;
@@ -39,11 +43,11 @@ const validateCreate = compileValidator<UserInput>({
   required: ['login', 'password'],
   properties: userProperties,
 });
-// On update an empty email removes it.
-const validateUpdate = compileValidator<Partial<UserInput>>({
+// On update an empty email removes it, and so does null (what a user without one is shown with).
+const validateUpdate = compileValidator<Omit<Partial<UserInput>, 'email'> & { email?: string | null }>({
   type: 'object',
   additionalProperties: false,
-  properties: { ...userProperties, email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }] } },
+  properties: { ...userProperties, email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }, { type: 'null' }] } },
 });
 
 export interface PublicUser {
@@ -84,7 +88,8 @@ export function assertPasswordFits(password: string | undefined): void {
 }
 
 export interface UserChanges {
-  email?: string;
+  /** '' or null removes it. */
+  email?: string | null;
   password?: string;
   name?: string;
   groupIds?: string[];
@@ -145,7 +150,9 @@ export class UsersService {
    * audited for the actor (registration and first start audit themselves).
    */
   async create(input: unknown, options: { actor?: CallerActor; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    const valid = validateCreate(rest);
     assertPasswordFits(valid.password);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
     const groups = await this.groups.requireAll(groupIds);
@@ -176,8 +183,10 @@ export class UsersService {
 
   /** Admin update: any field. Password or status changes end the user's sessions. */
   async update(id: string, input: unknown, actor: CallerActor): Promise<UserDoc> {
-    const changes = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    const changes = validateUpdate(rest);
     const user = await this.get(id);
+    assertShownUnchanged(shown, user);
     await this.assertCanManage(user, actor.principal);
     if (changes.groupIds !== undefined) {
       const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
@@ -210,7 +219,7 @@ export class UsersService {
     if (changes.login !== undefined) Object.assign(set, { login: changes.login.trim(), loginKey: loginKey(changes.login) });
     if (changes.name !== undefined) set.name = changes.name.trim();
     if (changes.email !== undefined) {
-      if (changes.email.trim() === '') unset.push('email', 'emailKey');
+      if (changes.email === null || changes.email.trim() === '') unset.push('email', 'emailKey');
       else Object.assign(set, { email: changes.email.trim(), emailKey: emailKey(changes.email) });
     }
     if (changes.groupIds !== undefined) set.groupIds = changes.groupIds;

@@ -149,6 +149,25 @@ describe('creating groups', () => {
 });
 
 describe('updating groups', () => {
+  it('takes back the object a GET returned; _id and isSystem cannot be changed, and a POST cannot give them', async () => {
+    const group = await createGroup({ description: 'before' });
+    const read = await getGroup(group._id);
+    const back = await t.api('PUT', `/api/groups/${group._id}`, { token: admin, body: { ...read, description: 'after', updatedAt: '2000-01-01T00:00:00.000Z' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ _id: group._id, description: 'after', createdAt: read.createdAt, isSystem: false });
+    for (const [field, value] of [['_id', 'ffffffffffffffffffffffff'], ['isSystem', true]] as const) {
+      const res = await t.api('PUT', `/api/groups/${group._id}`, { token: admin, body: { ...read, [field]: value } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(`Invalid request body: ${field} cannot be changed`);
+    }
+    const { _id, ...copy } = read;
+    expect((await t.api('POST', '/api/groups', { token: admin, body: { ...copy, _id, name: uniqueName() } })).body.error).toBe('Invalid request body: _id is assigned by the service');
+    expect((await t.api('POST', '/api/groups', { token: admin, body: { ...copy, isSystem: true, name: uniqueName() } })).status).toBe(400);
+    const made = await t.api('POST', '/api/groups', { token: admin, body: { ...copy, name: uniqueName() } });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.data).toMatchObject({ description: 'before', isSystem: false });
+  });
+
   it('PUT /api/groups/:id changes name, description and permissions', async () => {
     const group = await createGroup();
     const name = uniqueName('renamed');

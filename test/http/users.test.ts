@@ -131,6 +131,22 @@ describe('listing users', () => {
   });
 });
 
+describe('a user as the API shows it, sent back', () => {
+  it('a PUT of the object a GET returned changes only what the client changed; its _id cannot change', async () => {
+    const user = await createUser({ name: 'Round Trip' });
+    const read = await getUser(user._id);
+    const back = await t.api('PUT', `/api/users/${user._id}`, { token: admin, body: { ...read, name: 'Round Tripped', lastLoginAt: '2000-01-01T00:00:00.000Z' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ _id: user._id, name: 'Round Tripped', lastLoginAt: null, createdAt: read.createdAt });
+    const moved = await t.api('PUT', `/api/users/${user._id}`, { token: admin, body: { ...read, _id: 'ffffffffffffffffffffffff' } });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error).toBe('Invalid request body: _id cannot be changed');
+    expect((await getUser(user._id)).name).toBe('Round Tripped');
+    const withId = await t.api('POST', '/api/users', { token: admin, body: { _id: 'ffffffffffffffffffffffff', login: `rt-${Date.now().toString(36)}`, password: 'round-trip-pass-1' } });
+    expect(withId.body.error).toBe('Invalid request body: _id is assigned by the service');
+  });
+});
+
 describe('reading one user', () => {
   it('GET /api/users/:id answers the public shape of the user', async () => {
     const user = await createUser({ name: 'Reader Example', email: 'reader@example.com' });
