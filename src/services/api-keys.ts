@@ -7,6 +7,7 @@ import { PERMISSIONS, type Permission } from '../model/permissions.ts';
 import type { CallerActor } from '../model/actor.ts';
 import { missingPermissions, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import type { ApiKeyDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { Page, Store } from '../store/types.ts';
@@ -36,6 +37,8 @@ const validateCreate = compileValidator<ApiKeyInput>({
   properties,
 });
 const validateUpdate = compileValidator<Partial<ApiKeyInput>>({ type: 'object', additionalProperties: false, properties });
+/** What a key is shown with and the service keeps: ignored when sent back (shown-fields.ts). */
+const SHOWN_KEPT = ['prefix', 'lastUsedAt', 'createdBy', 'createdAt', 'updatedAt'];
 
 const KEY_PATTERN = /^dyn_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 const CACHE_TTL_MS = 5 * 60_000;
@@ -110,7 +113,9 @@ export class ApiKeysService {
 
   async create(input: unknown, actor: CallerActor): Promise<{ doc: ApiKeyDoc; key: string }> {
     const creator = actor.principal;
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    const valid = validateCreate(rest);
     assertGrantable(valid.permissions, creator);
     const expiresAt = parseExpiry(valid.expiresAt);
     const keyId = randomBytes(6).toString('hex');
@@ -134,8 +139,10 @@ export class ApiKeysService {
   }
 
   async update(id: string, input: unknown, actor: CallerActor): Promise<ApiKeyDoc> {
-    const valid = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    const valid = validateUpdate(rest);
     const current = await this.get(id);
+    assertShownUnchanged(shown, current);
     if (valid.permissions) assertGrantable(valid.permissions, actor.principal);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) set.name = valid.name.trim();

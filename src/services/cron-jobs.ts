@@ -15,6 +15,7 @@ import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Revisions } from './revisions.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import { LOGIN_SCHEMA, type UsersService } from './users.ts';
 
 export interface CronJobInput {
@@ -80,6 +81,8 @@ const properties = {
 };
 const validateCreate = compileValidator<CronJobInput>({ type: 'object', additionalProperties: false, required: ['name', 'schedule', 'action'], properties });
 const validateUpdate = compileValidator<Partial<CronJobInput>>({ type: 'object', additionalProperties: false, properties });
+/** What a job is shown with and the service keeps: ignored when sent back (shown-fields.ts). */
+const SHOWN_KEPT = ['lastRunAt', 'lastStatus', 'lastError', 'lastDurationMs', 'nextRunAt', 'failureCount', 'createdAt', 'updatedAt'];
 
 export function publicCronJob(doc: CronJobDoc): PublicCronJob {
   const next = doc.enabled ? nextRunOf(doc.schedule, doc.timezone) : null;
@@ -158,7 +161,9 @@ export class CronJobsService {
   }
 
   async create(input: unknown, actor: CronActor): Promise<CronJobDoc> {
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    const valid = validateCreate(rest);
     const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor, undefined);
     const now = new Date();
     const by = principalUserId(actor.principal ?? undefined);
@@ -185,8 +190,10 @@ export class CronJobsService {
   }
 
   async update(id: string, input: unknown, actor: CronActor): Promise<CronJobDoc> {
-    const valid = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    const valid = validateUpdate(rest);
     const current = await this.get(id);
+    assertShownUnchanged(shown, current);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;
     // A job keeps running as its runAs user only while whoever last saved it could do as much.
     const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor, current.action);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { badRequest } from '../lib/errors.ts';
 
 /**
@@ -21,7 +22,7 @@ export function setShownFieldsAside<F extends string>(input: unknown, named: rea
 /** A 400 when a set-aside member differs from the resource's own value (it cannot be changed). */
 export function assertShownUnchanged<F extends string>(shown: Partial<Record<F, unknown>>, current: Record<F, unknown>): void {
   for (const field of Object.keys(shown) as F[]) {
-    if (shown[field] !== current[field]) throw badRequest(`Invalid request body: ${field} cannot be changed`, [{ field, message: 'cannot be changed' }]);
+    if (!isDeepStrictEqual(shown[field], current[field])) throw badRequest(`Invalid request body: ${field} cannot be changed`, [{ field, message: 'cannot be changed' }]);
   }
 }
 

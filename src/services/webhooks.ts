@@ -13,6 +13,7 @@ import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Revisions } from './revisions.ts';
+import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
 export interface WebhookInput {
   name: string;
@@ -60,6 +61,21 @@ export interface PublicWebhook {
 export const WEBHOOK_REVISION = 'webhooks';
 const validateCreate = compileValidator<WebhookInput>({ type: 'object', additionalProperties: false, required: ['name', 'url', 'events'], properties: WEBHOOK_PROPERTIES });
 const validateUpdate = compileValidator<Partial<WebhookInput>>({ type: 'object', additionalProperties: false, properties: WEBHOOK_PROPERTIES });
+/** What a hook is shown with and the service keeps: ignored when sent back (shown-fields.ts). */
+const SHOWN_KEPT = ['health', 'consecutiveFailures', 'lastDeliveryAt', 'lastStatus', 'lastError', 'createdAt', 'updatedAt'];
+
+/**
+ * The input without the secret as a hook is shown with it (`set` or `unset`, never the secret):
+ * sent back, it keeps the secret as it is. So these two words cannot be secrets themselves; on
+ * create `set` is a 400 (there is no secret to keep).
+ */
+function withoutShownSecret(input: unknown, creating: boolean): unknown {
+  if (typeof input !== 'object' || input === null) return input;
+  const { secret, ...rest } = input as Record<string, unknown>;
+  if (secret !== 'set' && secret !== 'unset') return input;
+  if (creating && secret === 'set') throw badRequest('Invalid request body: secret "set" is how a secret is shown; send the secret itself', [{ field: 'secret', message: 'is the shown form, not a secret' }]);
+  return rest;
+}
 
 const iso = (value: string | Date | null): string | null => (value === null ? null : new Date(value).toISOString());
 
@@ -144,7 +160,9 @@ export class WebhooksService {
   }
 
   async create(input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
-    const valid = validateCreate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    assertNoIdOnCreate(shown);
+    const valid = validateCreate(withoutShownSecret(rest, true));
     const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
     const now = new Date();
     let doc: WebhookDoc;
@@ -167,10 +185,12 @@ export class WebhooksService {
     return doc;
   }
 
-  /** `secret` left out keeps the current one; `null` removes it. A secret header sent as `(secret)` keeps its value. */
+  /** `secret` left out (or sent as shown, `set`/`unset`) keeps the current one; `null` removes it. A secret header sent as `(secret)` keeps its value. */
   async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
-    const valid = validateUpdate(input);
+    const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
+    const valid = validateUpdate(withoutShownSecret(rest, false));
     const current = await this.get(id);
+    assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;
     const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
     let updated: WebhookDoc | null;

@@ -80,6 +80,19 @@ describe('cron job definitions', () => {
     expect(next.getTime()).toBeGreaterThan(Date.now());
   });
 
+  it('takes back the job a GET showed, changed where the client changed it; its _id cannot change', async () => {
+    const job = await createJob({ description: 'before', action: js('async function run() {}') });
+    const read = (await t.api('GET', `/api/cron/${job._id}`, { token: admin })).body.data;
+    const back = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { ...read, description: 'after', failureCount: 9 } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ _id: job._id, description: 'after', failureCount: 0, action: read.action });
+    expect((await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { ...read, _id: 'ffffffffffffffffffffffff' } })).body.error).toBe('Invalid request body: _id cannot be changed');
+    const { _id, ...copy } = read;
+    const made = await t.api('POST', '/api/cron', { token: admin, body: { ...copy, name: unique('job') } });
+    expect(made.status, made.text).toBe(201);
+    expect((await t.api('POST', '/api/cron', { token: admin, body: { ...copy, _id, name: unique('job') } })).body.error).toBe('Invalid request body: _id is assigned by the service');
+  });
+
   it('is read by id or by name, listed with paging, changed with PUT and removed with DELETE', async () => {
     const job = await createJob({ action: js('async function run() {}') });
     expect((await t.api('GET', `/api/cron/${job._id}`, { token: admin })).body.data.name).toBe(job.name);

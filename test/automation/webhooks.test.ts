@@ -89,6 +89,26 @@ describe('webhook definitions', () => {
     expect((await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).status).toBe(404);
   });
 
+  it('takes back the hook a GET showed: its secret (shown as set) and credential headers are kept', async () => {
+    const hook = await createHook({ secret: 'kept-secret-1', headers: { Authorization: 'Bearer kept-1' } });
+    const read = (await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).body.data;
+    expect(read).toMatchObject({ secret: 'set', headers: { Authorization: '(secret)' }, health: 'unknown' });
+    const back = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: read });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ enabled: true, secret: 'set', headers: { Authorization: '(secret)' } });
+    // The delivery is still signed with the secret and sends the header as they were saved.
+    const record = await t.api('POST', '/api/things', { body: { title: 'after a round trip' } });
+    expect(record.status, record.text).toBe(201);
+    const [request] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    expect(verify('kept-secret-1', request!.headers, request!.body)).toBe(true);
+    expect(request!.headers.authorization).toBe('Bearer kept-1');
+    const created = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('hook'), url: `${receiver.url}/x`, events: ['record.created'], secret: 'set' } });
+    expect(created.status).toBe(400);
+    expect(created.body.details).toEqual([{ field: 'secret', message: 'is the shown form, not a secret' }]);
+    expect((await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { ...read, _id: 'ffffffffffffffffffffffff' } })).body.error).toBe('Invalid request body: _id cannot be changed');
+    await removeHook(hook._id);
+  });
+
   it('shows credential headers as (secret), sends their values, and keeps them when (secret) comes back', async () => {
     const hook = await createHook({ headers: { Authorization: 'Bearer tok-1', 'X-Api-Key': 'key-1', 'X-Team': 'ops' } });
     const masked = { Authorization: '(secret)', 'X-Api-Key': '(secret)', 'X-Team': 'ops' };

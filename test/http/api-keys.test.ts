@@ -151,6 +151,16 @@ describe('using a key', () => {
 });
 
 describe('changing and revoking a key', () => {
+  it('takes back the key a GET showed, changed where the client changed it; its _id cannot change', async () => {
+    const { id } = await createKey(['view']);
+    const read = (await t.api('GET', `/api/api-keys/${id}`, { token: admin })).body.data;
+    const back = await t.api('PUT', `/api/api-keys/${id}`, { token: admin, body: { ...read, name: 'sent back', lastUsedAt: null, prefix: 'dyn_x' } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.data).toMatchObject({ _id: id, name: 'sent back', prefix: read.prefix, permissions: ['view'] });
+    const moved = await t.api('PUT', `/api/api-keys/${id}`, { token: admin, body: { ...read, _id: 'ffffffffffffffffffffffff' } });
+    expect(moved.body.error).toBe('Invalid request body: _id cannot be changed');
+  });
+
   it('a permission change applies on the next request', async () => {
     const { id, key } = await createKey(['view']);
     expect((await t.api('GET', '/api/users', { apiKey: key })).status).toBe(200);

@@ -91,11 +91,31 @@ describe('updating name and email', () => {
     expect(await profileOf(user.token)).toEqual(before);
   });
 
-  it.each<[string, string | Record<string, unknown>]>([
+  it.each<[string, Record<string, unknown>]>([
     ['groupIds', { groupIds: [] }],
-    ['status', { status: 'active' }],
+    ['status', { status: 'disabled' }],
     ['login', { login: 'new-login' }],
     ['permissions', { permissions: ['manage_users'] }],
+  ])('refuses a change of %s, which the profile shows but cannot change, with 400 and changes nothing', async (field, body) => {
+    const user = await createUserWith(t, ['view']);
+    const before = await profileOf(user.token);
+    const res = await t.api('PUT', '/api/profile', { token: user.token, body: { ...body, name: 'Not Applied' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, error: `Invalid request body: ${field} cannot be changed` });
+    expect(await profileOf(user.token)).toEqual(before);
+  });
+
+  it('takes back the profile a GET returned, changed where the client changed it', async () => {
+    const user = await createUserWith(t, ['view']);
+    const before = await profileOf(user.token);
+    const back = await t.api('PUT', '/api/profile', { token: user.token, body: { ...before, name: 'Sent Back', lastLoginAt: null } });
+    expect(back.status, back.text).toBe(200);
+    expect(await profileOf(user.token)).toEqual({ ...before, name: 'Sent Back', updatedAt: expect.any(String) });
+    const unchanged = await t.api('PUT', '/api/profile', { token: user.token, body: { status: before.status, groupIds: before.groupIds } });
+    expect(unchanged.status, unchanged.text).toBe(200);
+  });
+
+  it.each<[string, string | Record<string, unknown>]>([
     ['tokenVersion', { tokenVersion: 0 }],
     ['an unknown field next to a valid one', { name: 'ok', role: 'admin' }],
   ])('refuses %s (unknown field) with 400 and changes nothing', async (_name, body) => {
@@ -208,7 +228,7 @@ describe('audit log', () => {
 
   it('a refused profile change leaves no entry', async () => {
     const user = await createUserWith(t, []);
-    expect((await t.api('PUT', '/api/profile', { token: user.token, body: { status: 'active' } })).status).toBe(400);
+    expect((await t.api('PUT', '/api/profile', { token: user.token, body: { status: 'disabled' } })).status).toBe(400);
     const res = await t.api('GET', `/api/dashboard/logs?action=user_updated&search=${user.login}`, { token: admin });
     expect(res.body.data).toEqual([]);
   });
