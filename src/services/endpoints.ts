@@ -245,7 +245,10 @@ export class EndpointsService {
           ? !isDeepStrictEqual(mergeNetworkAccess(current.networkAccess, valid.networkAccess), current.networkAccess)
           : field === 'handler'
             ? !isDeepStrictEqual({ ...current.handler, ...valid.handler }, current.handler)
-            : !isDeepStrictEqual(valid[field], now[field]);
+            : field === 'schema'
+              ? // Compared as shown: the stored form keeps what a definition was saved with (`required: false` or not).
+                !isDeepStrictEqual(schemaToWire(valid.schema as EndpointSchema, () => null), schemaToWire(current.schema as EndpointSchema, () => null))
+              : !isDeepStrictEqual(valid[field], now[field]);
       const inert = (Object.keys(valid) as Array<keyof EndpointInput>).filter((field) => !['name', 'description', 'slug', 'groupId', 'path', 'method'].includes(field) && changes(field));
       if (inert.length > 0) throw badRequest(`A system endpoint is served by the platform: ${inert.join(', ')} cannot be changed (only name, description, slug and groupId)`);
     }

@@ -375,6 +375,15 @@ describe('system endpoints', () => {
     expect((await t.api('GET', `/api/endpoints/${health._id}`, { token: admin })).body.data).toMatchObject({ path: '/api/health', method: 'GET' });
   });
 
+  it('each takes back the object a GET returned, with a descriptive change', async () => {
+    for (const system of (await allDefinitions()).filter((e) => e.isSystem)) {
+      const read = (await t.api('GET', `/api/endpoints/${system._id}`, { token: admin })).body.data;
+      const back = await t.api('PUT', `/api/endpoints/${system._id}`, { token: admin, body: { ...read, description: `${read.description} (sent back)` } });
+      expect(back.status, `${system.method} ${system.path}: ${back.text}`).toBe(200);
+      expect(back.body.data).toEqual({ ...read, description: `${read.description} (sent back)`, updatedAt: expect.any(String), callCount: expect.any(Number) });
+    }
+  });
+
   it('take back the object a GET returned, with a descriptive change; a change to what the platform serves stays a 400', async () => {
     const health = find(await allDefinitions(), 'GET', '/api/health');
     const read = (await t.api('GET', `/api/endpoints/${health._id}`, { token: admin })).body.data;
