@@ -33,11 +33,12 @@ function properties(fields: EndpointSchema, mode: OpenApiContext['mode'], popula
 }
 
 /**
- * A request body. `create` (POST, PUT) needs the required fields a default does not fill;
- * `patch` needs none (the body is merged into the stored record). Unknown fields are refused.
+ * A request body. `create` (POST) needs the required fields a default does not fill; `replace`
+ * (PUT, which applies no defaults) every required field; `patch` none (the body is merged into
+ * the stored record). Unknown fields are refused.
  */
-export function inputSchema(fields: EndpointSchema, kind: 'create' | 'patch'): JsonSchema {
-  const required = kind === 'create' ? Object.entries(fields).filter(([, def]) => def.required === true && def.defaultValue === undefined).map(([name]) => name) : [];
+export function inputSchema(fields: EndpointSchema, kind: 'create' | 'replace' | 'patch'): JsonSchema {
+  const required = kind === 'patch' ? [] : Object.entries(fields).filter(([, def]) => def.required === true && (kind === 'replace' || def.defaultValue === undefined)).map(([name]) => name);
   return { type: 'object', properties: properties(fields, 'input', () => undefined), additionalProperties: false, ...(required.length ? { required } : {}) };
 }
 

@@ -329,12 +329,12 @@ function requestBodies(endpoint: CompiledEndpoint, name: string, put: PutSchema)
     if (method === 'GET' || method === 'DELETE') return {};
     // A handler reads any body; a schema with fields is checked first on POST and PUT.
     const typed = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0;
-    if (typed) put(`${name}_input`, () => inputSchema(fields, 'create'));
+    if (typed) put(`${name}_input`, () => inputSchema(fields, method === 'PUT' ? 'replace' : 'create'));
     const schema = typed ? ref('schemas', `${name}_input`) : {};
     return { collection: body(schema, typed), item: body(schema, typed) };
   }
   if (method === 'POST' || method === 'PUT') {
-    put(`${name}_input`, () => inputSchema(fields, 'create'));
+    put(`${name}_input`, () => inputSchema(fields, method === 'PUT' ? 'replace' : 'create'));
     return method === 'POST' ? { collection: body(ref('schemas', `${name}_input`), true) } : { item: body(ref('schemas', `${name}_input`), true) };
   }
   if (method === 'PATCH') {

@@ -90,9 +90,9 @@ function toolOf(endpoint: CompiledEndpoint, name: string): McpTool {
     };
   }
   const fields = endpoint.schema.schema;
-  if (handler && method !== 'GET' && method !== 'DELETE') properties.body = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0 ? inputSchema(fields, 'create') : { description: 'any JSON body' };
+  if (handler && method !== 'GET' && method !== 'DELETE') properties.body = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0 ? inputSchema(fields, method === 'PUT' ? 'replace' : 'create') : { description: 'any JSON body' };
   else if (method === 'POST' || method === 'PUT') {
-    properties.body = inputSchema(fields, 'create');
+    properties.body = inputSchema(fields, method === 'PUT' ? 'replace' : 'create');
     required.push('body');
   } else if (method === 'PATCH') {
     properties.body = inputSchema(fields, 'patch');

@@ -92,7 +92,7 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
   }
   if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
     for (const [name, def] of Object.entries(schema)) {
-      parameters.push({ name, in: 'body', type: def.type, required: doc.method !== 'PATCH' && def.required === true && def.defaultValue === undefined, description: describeField(def) });
+      parameters.push({ name, in: 'body', type: def.type, required: doc.method !== 'PATCH' && def.required === true && (doc.method === 'PUT' || def.defaultValue === undefined), description: describeField(def) });
     }
   }
   return {

@@ -315,7 +315,8 @@ export class Engine {
     if (!existing) throw notFound('Record not found');
     let data: Record<string, unknown>;
     if (method === 'PUT') {
-      data = endpoint.schema.validate(endpoint.schema.applyDefaults(request.body));
+      // Defaults fill omitted fields on create only (the spec's step 4): a replace keeps what it is sent.
+      data = endpoint.schema.validate(request.body);
       await this.checkReferences(endpoint.schema.referenceFields, data);
     } else {
       if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) throw badRequest('Invalid record: the body must be a JSON object');
@@ -372,7 +373,7 @@ export class Engine {
     const doc = endpoint.doc;
     let body = request.body;
     // A schema with fields describes the request body: it is validated before the handler runs.
-    if (['POST', 'PUT'].includes(doc.method) && endpoint.schema.fieldNames.length > 0) body = endpoint.schema.validate(endpoint.schema.applyDefaults(body));
+    if (['POST', 'PUT'].includes(doc.method) && endpoint.schema.fieldNames.length > 0) body = endpoint.schema.validate(doc.method === 'POST' ? endpoint.schema.applyDefaults(body) : body);
     const handler = this.deps.handlers.get(doc, { memoryMb: settings.handlerMemoryMb, timeoutMs: settings.handlerTimeoutMs });
     const principal = request.principal;
     const result = await handler.run(

@@ -134,6 +134,8 @@ describe('the document', () => {
       required: ['width'],
     });
     expect(doc.components.schemas.patch_api_shop_products_patch.required).toBeUndefined();
+    // PUT replaces the data and applies no defaults: status is required there.
+    expect(doc.components.schemas.put_api_shop_products_input.required).toEqual(['title', 'price', 'status']);
   });
 
   it('describes references as ids naming their target, and the populated shape in responses', async () => {

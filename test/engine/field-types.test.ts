@@ -262,7 +262,7 @@ describe('references', () => {
 
 describe('required, defaults and unknown fields', () => {
   beforeAll(async () => {
-    await define('/api/ft/defaults', ['GET', 'POST'], {
+    await define('/api/ft/defaults', ['GET', 'POST', 'PUT'], {
       title: { type: 'string', required: true },
       status: { type: 'string', defaultValue: 'draft' },
       tags: { type: 'array', items: { type: 'string' }, defaultValue: [] },
@@ -311,6 +311,14 @@ describe('required, defaults and unknown fields', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toEqual({ ...created, title: 'e2', updatedAt: expect.any(String) });
     expect(res.body.data).not.toHaveProperty('rating');
+  });
+
+  it('defaults are not applied on PUT: a replace keeps what it is sent (the spec: defaults on create)', async () => {
+    const created = (await t.api('POST', '/api/ft/defaults', { body: { title: 'g' } })).body.data;
+    expect(created).toMatchObject({ status: 'draft', count: 0 });
+    const res = await t.api('PUT', `/api/ft/defaults/${created._id}`, { body: { title: 'g2' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toEqual({ _id: created._id, title: 'g2', createdAt: created.createdAt, updatedAt: expect.any(String) });
   });
 
   it('fields not in the schema are a 400 naming them, and nothing is written', async () => {
