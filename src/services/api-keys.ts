@@ -143,11 +143,15 @@ export class ApiKeysService {
     const valid = validateUpdate(rest);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
-    if (valid.permissions) assertGrantable(valid.permissions, actor.principal);
+    // Sent back as they are (a client saving the key it read), permissions grant nothing new and
+    // an expiry already past is no new expiry: neither is checked again.
+    const samePermissions = valid.permissions !== undefined && [...valid.permissions].sort().join() === [...current.permissions].sort().join();
+    const sameExpiry = valid.expiresAt !== undefined && (valid.expiresAt === null ? current.expiresAt === null : current.expiresAt !== null && Date.parse(valid.expiresAt) === new Date(current.expiresAt).getTime());
+    if (valid.permissions && !samePermissions) assertGrantable(valid.permissions, actor.principal);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) set.name = valid.name.trim();
-    if (valid.permissions !== undefined) set.permissions = valid.permissions;
-    if (valid.expiresAt !== undefined) set.expiresAt = parseExpiry(valid.expiresAt);
+    if (valid.permissions !== undefined && !samePermissions) set.permissions = valid.permissions;
+    if (valid.expiresAt !== undefined && !sameExpiry) set.expiresAt = parseExpiry(valid.expiresAt);
     const updated = await this.keys.updateOne({ _id: current._id }, { $set: set, $inc: { version: 1 } });
     if (!updated) throw notFound('API key not found');
     this.forget(current.keyId);

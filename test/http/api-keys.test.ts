@@ -161,6 +161,19 @@ describe('changing and revoking a key', () => {
     expect(moved.body.error).toBe('Invalid request body: _id cannot be changed');
   });
 
+  it('a key sent back unchanged is no new grant: a caller without its permissions may still rename it', async () => {
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const { id } = await createKey(['view', 'view_logs'], { expiresAt });
+    const apiManager = await createUserWith(t, ['manage_api']);
+    const read = (await t.api('GET', `/api/api-keys/${id}`, { token: apiManager.token })).body.data;
+    expect(read.expiresAt).toBe(expiresAt);
+    const renamed = await t.api('PUT', `/api/api-keys/${id}`, { token: apiManager.token, body: { ...read, name: 'renamed' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: 'renamed', permissions: ['view', 'view_logs'], expiresAt });
+    const widened = await t.api('PUT', `/api/api-keys/${id}`, { token: apiManager.token, body: { ...read, permissions: ['view', 'view_logs', 'manage_users'] } });
+    expect(widened.status).toBe(403);
+  });
+
   it('a permission change applies on the next request', async () => {
     const { id, key } = await createKey(['view']);
     expect((await t.api('GET', '/api/users', { apiKey: key })).status).toBe(200);
