@@ -8,11 +8,11 @@ import { PASSWORD_SCHEMA } from './passwords.ts';
 import { assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import { EMAIL_SCHEMA, NAME_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
 
-/** A signed-in user's own account: name, email and password only — never groups or status. */
 /** What a profile is shown with that is not input (shown-fields.ts): accepted unchanged, and kept by the service. */
 const SHOWN_NAMED = ['_id', 'login', 'groupIds', 'status', 'permissions'] as const;
 const SHOWN_KEPT = ['lastLoginAt', 'createdAt', 'updatedAt'];
 
+/** A signed-in user's own account: name, email and password only — never groups or status. */
 const validateProfileUpdate = compileValidator<{ name?: string; email?: string | null; password?: string; currentPassword?: string }>({
   type: 'object',
   additionalProperties: false,
