@@ -1,5 +1,6 @@
 import type { Services } from '../container.ts';
 import { toPlain } from '../../services/settings.ts';
+import { setShownFieldsAside } from '../../services/shown-fields.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { readQuery } from '../query.ts';
 import { ok } from '../respond.ts';
@@ -14,7 +15,9 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.put('/settings', manage, async (ctx) => {
-    const settings = await services.settings.update(withoutLogsCount(ctx.request.body), requireActor(ctx));
+    // GET adds `logsCount`: sent back, it is ignored like any member the service keeps.
+    const { rest } = setShownFieldsAside(ctx.request.body, [], ['logsCount']);
+    const settings = await services.settings.update(rest, requireActor(ctx));
     ok(ctx, { ...settings, logsCount: await services.audit.count() });
   });
 
@@ -28,14 +31,4 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
     const deleted = await services.audit.purgeOlderThan(days, requireActor(ctx));
     ok(ctx, { deleted, olderThanDays: days });
   });
-}
-
-/**
- * GET adds `logsCount`, so a client that reads the settings, changes one and PUTs the object
- * back sends it too: it is read-only, and left out rather than refused as an unknown field.
- */
-function withoutLogsCount(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'logsCount')) return body;
-  const { logsCount: _readOnly, ...patch } = body as Record<string, unknown>;
-  return patch;
 }
