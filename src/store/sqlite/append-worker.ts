@@ -26,6 +26,11 @@ const { file, busyTimeoutMs } = workerData as { file: string; busyTimeoutMs: num
 const db = new DatabaseSync(file);
 db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
 db.exec('PRAGMA synchronous = NORMAL');
+// A statement of many rows keeps a statement journal (the pages it changes, to undo it alone if a
+// row fails). SQLite spills it to a temporary file past 64 KiB, which a 128-row insert with its
+// indexes passes, and each spilled page costs two writes. In memory it is bounded by the pages of
+// one statement of at most 128 rows.
+db.exec('PRAGMA temp_store = MEMORY');
 const statements = new Map<string, StatementSync>();
 
 /** The INSERT of `count` rows into the collection's table. */
