@@ -204,7 +204,17 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
    * Group commit: inserts issued in the same event-loop turn share one transaction, so one fsync
    * makes many of them durable; each is acknowledged only after that commit. An insert that fails
    * (a duplicate, say) is rolled back to its own savepoint and rejected alone.
+   *
+   * Those savepoints keep the original of each page an insert changes in SQLite's sub-journal,
+   * which SQLite moves to a temporary file once one savepoint passes 64 KiB (an insert that
+   * splits pages in several indexes does; under concurrent POSTs, about one group in ten), and
+   * from then on every page it journals in that transaction costs two writes. A group's
+   * transaction keeps it in memory instead (temp_store = MEMORY for that transaction only: other
+   * statements on this connection, a purge or an import's move over millions of rows, keep the
+   * file). At most MAX_GROUP inserts share a transaction, which bounds what one can journal; the
+   * rest go in the next group at once.
    */
+  const MAX_GROUP = 256;
   interface PendingInsert {
     collection: string;
     work: () => Doc;
@@ -232,17 +242,27 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return;
     }
     flushScheduled = false;
-    const batch = pendingInserts;
+    let batch = pendingInserts;
     pendingInserts = [];
     if (batch.length === 0) return;
     if (closed) {
       for (const item of batch) item.reject(new StoreError('unavailable', 'the store is closed'));
       return;
     }
+    if (batch.length > MAX_GROUP) {
+      pendingInserts = batch.slice(MAX_GROUP);
+      batch = batch.slice(0, MAX_GROUP);
+      flushScheduled = true;
+      setImmediate(flushInserts);
+    }
     const outcomes: Array<{ item: PendingInsert; doc?: Doc; error?: unknown }> = [];
+    // Read by SQLite when the transaction begins; switched back once it has ended (the switch
+    // fails only inside a transaction that uses temporary tables, which this store never makes).
+    db.exec('PRAGMA temp_store = MEMORY');
     try {
       db.exec('BEGIN IMMEDIATE');
     } catch (error) {
+      db.exec('PRAGMA temp_store = DEFAULT');
       const failure = translateError(batch[0]?.collection ?? '', error, uniqueFieldsOf);
       for (const item of batch) item.reject(failure);
       return;
@@ -266,10 +286,12 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       } catch {
         // the transaction is already gone
       }
+      db.exec('PRAGMA temp_store = DEFAULT');
       const failure = translateError(batch[0]?.collection ?? '', error, uniqueFieldsOf);
       for (const item of batch) item.reject(failure);
       return;
     }
+    db.exec('PRAGMA temp_store = DEFAULT');
     for (const outcome of outcomes) {
       if (outcome.error !== undefined) outcome.item.reject(outcome.error);
       else outcome.item.resolve(outcome.doc as Doc);
