@@ -135,6 +135,15 @@ describe('embedded store', () => {
     expect(await revisions.find({ key: 'counter' })).toEqual([expect.objectContaining({ n: perProcess * processes })]);
   });
 
+  it('inserts queued when the store closes are all written, more than one group of them too', async () => {
+    const dataDir = await dir();
+    const first = openSqliteStore({ dataDir });
+    const inserts = Array.from({ length: 600 }, (_, i) => first.collection('users').insertOne({ loginKey: `user-${i}` }));
+    await first.close();
+    expect((await Promise.allSettled(inserts)).filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(await open(dataDir).collection('users').count({})).toBe(600);
+  });
+
   it('data persists across close and reopen', async () => {
     const dataDir = await dir();
     const first = openSqliteStore({ dataDir });

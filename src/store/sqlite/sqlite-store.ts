@@ -767,7 +767,9 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     async close(): Promise<void> {
       if (closed) return;
       await builder.idle();
-      flushInserts(); // inserts queued this turn are written, not dropped
+      // Inserts already queued are written, not dropped: every group of them.
+      do flushInserts();
+      while (pendingInserts.length > 0 && !builder.writesWait);
       closed = true;
       await appender?.close();
       statements.clear();
