@@ -255,14 +255,21 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       flushScheduled = true;
       setImmediate(flushInserts);
     }
-    const outcomes: Array<{ item: PendingInsert; doc?: Doc; error?: unknown }> = [];
-    // Read by SQLite when the transaction begins; switched back once it has ended (the switch
-    // fails only inside a transaction that uses temporary tables, which this store never makes).
+    // Read by SQLite when the transaction begins, and switched back whatever happens to it (the
+    // switch fails only inside a transaction that uses temporary tables, which this store never makes).
     db.exec('PRAGMA temp_store = MEMORY');
+    try {
+      commitGroup(batch);
+    } finally {
+      db.exec('PRAGMA temp_store = DEFAULT');
+    }
+  }
+
+  function commitGroup(batch: readonly PendingInsert[]): void {
+    const outcomes: Array<{ item: PendingInsert; doc?: Doc; error?: unknown }> = [];
     try {
       db.exec('BEGIN IMMEDIATE');
     } catch (error) {
-      db.exec('PRAGMA temp_store = DEFAULT');
       const failure = translateError(batch[0]?.collection ?? '', error, uniqueFieldsOf);
       for (const item of batch) item.reject(failure);
       return;
@@ -286,12 +293,10 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       } catch {
         // the transaction is already gone
       }
-      db.exec('PRAGMA temp_store = DEFAULT');
       const failure = translateError(batch[0]?.collection ?? '', error, uniqueFieldsOf);
       for (const item of batch) item.reject(failure);
       return;
     }
-    db.exec('PRAGMA temp_store = DEFAULT');
     for (const outcome of outcomes) {
       if (outcome.error !== undefined) outcome.item.reject(outcome.error);
       else outcome.item.resolve(outcome.doc as Doc);
