@@ -22,7 +22,9 @@ beforeAll(async () => {
   const env = { JWT_SECRET, JWT_REFRESH_SECRET, BCRYPT_ROUNDS: '4' };
   // One after the other, so the second start never races the first one's seeding.
   a = await startServerProcess({ dataDir, env });
-  b = await startServerProcess({ dataDir, env });
+  // One instance watches the project directory, as the README prescribes; two watchers race
+  // each other's write-back (one may restore a file the other is about to remove).
+  b = await startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'off' } });
   adminA = (await a.login()).accessToken;
 });
 

@@ -10,7 +10,8 @@ let admin: string;
 beforeAll(async () => {
   const dataDir = makeDataDir();
   const env = { JWT_SECRET, JWT_REFRESH_SECRET };
-  [a, b] = await Promise.all([startServerProcess({ dataDir, env }), startServerProcess({ dataDir, env })]);
+  // One instance watches the project directory, as the README prescribes.
+  [a, b] = await Promise.all([startServerProcess({ dataDir, env }), startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'off' } })]);
   admin = (await a.login()).accessToken;
 });
 

@@ -22,7 +22,8 @@ beforeAll(async () => {
   const dataDir = makeDataDir();
   const env = { JWT_SECRET, JWT_REFRESH_SECRET };
   // Started together: first start on a fresh store must tolerate a racing peer.
-  [a, b] = await Promise.all([startServerProcess({ dataDir, env }), startServerProcess({ dataDir, env })]);
+  // One instance watches the project directory, as the README prescribes.
+  [a, b] = await Promise.all([startServerProcess({ dataDir, env }), startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'off' } })]);
   [adminA, adminB] = await Promise.all([a.login().then((s) => s.accessToken), b.login().then((s) => s.accessToken)]);
 });
 

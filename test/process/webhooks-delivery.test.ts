@@ -68,7 +68,8 @@ describe('webhook delivery across processes', () => {
     const dataDir = makeDataDir();
     const a = await startServerProcess({ dataDir, env });
     await setUp(a, receiver.port);
-    const b = await startServerProcess({ dataDir, env });
+    // One instance watches the project directory, as the README prescribes.
+    const b = await startServerProcess({ dataDir, env: { ...env, PROJECT_WATCH: 'off' } });
     const count = 30;
     for (let i = 0; i < count; i++) {
       const res = await (i % 2 === 0 ? a : b).api('POST', '/api/things', { body: { n: i } });
