@@ -39,6 +39,7 @@ import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
 import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
+import { claimWatch } from './project/watch-lock.ts';
 import { SYNC_CACHE_FILE } from './project/sync-cache.ts';
 import type { Store } from './store/types.ts';
 import { CRON_REVISION, CronJobsService } from './services/cron-jobs.ts';
@@ -132,11 +133,21 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   await outbox.load();
   // Files win at startup; an empty project directory is filled from the store instead. Write-back
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).
-  const projectSync = config.projectWatch ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, cacheFile: join(config.dataDir, SYNC_CACHE_FILE), storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
+  // One watcher per directory on this machine (project/watch-lock.ts); another instance's claim
+  // leaves this one serving what the store holds, as with PROJECT_WATCH=off.
+  const watchClaim = config.projectWatch ? claimWatch(config.projectDir) : null;
+  if (watchClaim && !watchClaim.claimed) {
+    logger.warn(`project: ${config.projectDir} is watched by another dyn process on this machine (pid ${watchClaim.heldBy}); this one serves without watching it, as with PROJECT_WATCH=off (claim: ${watchClaim.file})`);
+  }
+  const releaseWatch = (): void => {
+    if (watchClaim?.claimed) watchClaim.release();
+  };
+  const projectSync = watchClaim?.claimed ? new ProjectSync({ dir: config.projectDir, services, status: services.projectStatus, cacheFile: join(config.dataDir, SYNC_CACHE_FILE), storeRevision: async () => (await revisions.current('endpoints')) + (await revisions.current(CRON_REVISION)) + (await revisions.current(WEBHOOK_REVISION)) }) : null;
   try {
     await projectSync?.start();
   } catch (error) {
     await projectSync?.close();
+    releaseWatch();
     throw error;
   }
 
@@ -145,6 +156,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     await cronScheduler.start();
   } catch (error) {
     await projectSync?.close();
+    releaseWatch();
     throw error;
   }
   // Deliveries queued before a restart (or by another instance) are picked up from here on.
@@ -161,6 +173,8 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     await once(server, 'listening');
   } catch (error) {
     housekeeping.stop();
+    await projectSync?.close();
+    releaseWatch();
     await cronScheduler.close();
     await webhookDispatcher.close();
     throw error;
@@ -179,6 +193,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
       closing ??= (async () => {
         housekeeping.stop();
         await projectSync?.close();
+        releaseWatch();
         await cronScheduler.close();
         await webhookDispatcher.close();
         // Stop accepting, let requests in flight finish, then flush buffered writes and close.

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockFileOf } from '../../src/project/watch-lock.ts';
 import { cleanupServerProcesses, JWT_REFRESH_SECRET, JWT_SECRET, makeDataDir, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { snapshot } from './helpers.ts';
 import { copyOfSampleProject, endpointYaml, removeSyncDirs, sleep, waitFor } from './sync-helpers.ts';
@@ -74,5 +75,50 @@ describe('two instances on one store and one project directory', () => {
     }
     expect(added).toHaveLength(1);
     expect(readFileSync(join(dir, added[0] as string), 'utf8')).toContain('path: /api/two/reader');
+  });
+});
+
+describe('a second watcher of one project directory', () => {
+  const running = new Set<ServerProcess>();
+  const start = async (dataDir: string): Promise<ServerProcess> => {
+    const server = await startServerProcess({ dataDir, env });
+    running.add(server);
+    return server;
+  };
+  const env = { JWT_SECRET, JWT_REFRESH_SECRET, PROJECT_WATCH: 'on' };
+  const watching = async (server: ServerProcess): Promise<boolean> => {
+    const token = (await server.login()).accessToken;
+    return (await server.api('GET', '/api/project/status', { token })).body.data.watching;
+  };
+
+  afterAll(async () => {
+    await Promise.all([...running].map((server) => server.stop()));
+  });
+
+  it('serves without watching while another process watches it, and a claim whose process died is taken over', async () => {
+    const dataDir = makeDataDir();
+    const claim = lockFileOf(join(dataDir, 'project'));
+    const first = await start(dataDir);
+    const second = await start(dataDir);
+    expect(second.output()).toContain(`is watched by another dyn process on this machine (pid ${first.pid}); this one serves without watching it`);
+    expect(await watching(first)).toBe(true);
+    expect(await watching(second)).toBe(false);
+
+    // Stopped, the watcher gives the directory up; the next start watches it.
+    for (const server of [second, first]) {
+      running.delete(server);
+      expect(await server.stop()).toBe(0);
+    }
+    expect(existsSync(claim)).toBe(false);
+    const third = await start(dataDir);
+    expect(await watching(third)).toBe(true);
+
+    // Killed, it leaves its claim behind, which the next start takes over at once.
+    running.delete(third);
+    await third.kill9();
+    expect(JSON.parse(readFileSync(claim, 'utf8'))).toMatchObject({ pid: third.pid });
+    const fourth = await start(dataDir);
+    expect(fourth.output()).not.toContain('is watched by another dyn process');
+    expect(await watching(fourth)).toBe(true);
   });
 });
