@@ -39,7 +39,7 @@ import { RouteCache } from './runtime/route-cache.ts';
 import { ProjectStatus } from './project/status.ts';
 import { OpenApiDocs } from './docs/openapi-docs.ts';
 import { ProjectSync } from './project/sync.ts';
-import { claimWatch } from './project/watch-lock.ts';
+import { claimWatch, type WatchClaim } from './project/watch-lock.ts';
 import { SYNC_CACHE_FILE } from './project/sync-cache.ts';
 import type { Store } from './store/types.ts';
 import { CRON_REVISION, CronJobsService } from './services/cron-jobs.ts';
@@ -135,7 +135,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
   // watches the revisions of every kind's store (each only grows, so their sum changes with any).
   // One watcher per directory on this machine (project/watch-lock.ts); another instance's claim
   // leaves this one serving what the store holds, as with PROJECT_WATCH=off.
-  const watchClaim = config.projectWatch ? claimWatch(config.projectDir) : null;
+  const watchClaim = config.projectWatch ? claimOrWatchAnyway(config.projectDir, logger) : null;
   if (watchClaim && !watchClaim.claimed) {
     logger.warn(`project: ${config.projectDir} is watched by another dyn process on this machine (pid ${watchClaim.heldBy}); this one serves without watching it, as with PROJECT_WATCH=off (claim: ${watchClaim.file})`);
   }
@@ -245,4 +245,14 @@ function startHousekeeping(services: Services): { stop(): void } {
   for (const timer of timers) timer.unref();
   void purgeLogs();
   return { stop: () => timers.forEach(clearInterval) };
+}
+
+/** The claim on the project directory; where none can be made (a read-only temporary directory), this instance watches unclaimed, as before claims existed. */
+function claimOrWatchAnyway(dir: string, logger: Logger): WatchClaim {
+  try {
+    return claimWatch(dir);
+  } catch (error) {
+    logger.warn(`project: could not claim ${dir} for this instance alone; watching it anyway`, { error });
+    return { claimed: true, release: () => undefined };
+  }
 }

@@ -121,4 +121,11 @@ describe('a second watcher of one project directory', () => {
     expect(fourth.output()).not.toContain('is watched by another dyn process');
     expect(await watching(fourth)).toBe(true);
   });
+
+  it('watches unclaimed, with a warning, where no claim can be written', async () => {
+    const server = await startServerProcess({ dataDir: makeDataDir(), env: { ...env, TMPDIR: join(makeDataDir(), 'no-such-dir') } });
+    running.add(server);
+    expect(server.output()).toContain('could not claim');
+    expect(await watching(server)).toBe(true);
+  });
 });
