@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lockFileOf } from '../../src/project/watch-lock.ts';
 
 /**
  * The real `dynctl serve` in a child process, for what only a process shows: the ready line,
@@ -56,6 +57,8 @@ export interface ExitedProcess {
 
 const live = new Set<ChildProcess>();
 const dirs = new Set<string>();
+/** Project directories of the servers started here: a killed watcher leaves its claim file (src/project/watch-lock.ts). */
+const projectDirs = new Set<string>();
 
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
@@ -71,6 +74,9 @@ export function makeDataDir(): string {
 /** Kills (SIGKILL) every process still running and removes the temp directories. */
 export async function cleanupServerProcesses(): Promise<void> {
   await Promise.all([...live].map((child) => killAndWait(child)));
+  // Claims are computed from the directories' real paths, so before the directories go.
+  for (const dir of projectDirs) rmSync(lockFileOf(dir), { force: true });
+  projectDirs.clear();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   dirs.clear();
 }
@@ -162,7 +168,9 @@ export async function runDynctl(args: string[], options: { env?: ServerEnv; data
 /** Starts `dynctl serve` and resolves once it has printed its ready line. */
 export async function startServerProcess(options: { env?: ServerEnv; dataDir?: string } = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? makeDataDir();
-  const child = spawnDynctl(['serve'], childEnv(dataDir, options.env ?? {}));
+  const env = childEnv(dataDir, options.env ?? {});
+  if (env.PROJECT_DIR) projectDirs.add(env.PROJECT_DIR);
+  const child = spawnDynctl(['serve'], env);
   const io = capture(child);
   const exited = exitOf(child);
 
