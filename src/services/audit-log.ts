@@ -35,6 +35,8 @@ export interface LogQuery {
 
 const FLUSH_MS = 500;
 const MAX_BUFFER = 1000;
+/** Batches that may wait for the store's writer before the next is written by the caller (flush). */
+const MAX_WAITING_BATCHES = 4;
 /**
  * A buffered entry's members, in the order a stored entry has them (toDoc's): the buffer holds
  * these values per entry, primitives only (`createdAt` as epoch milliseconds), and the store
@@ -50,6 +52,8 @@ export class AuditLog {
   private buffer: FlatValue[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  /** Batches in `flushing` not yet written (see flush). */
+  private waiting = 0;
   private readonly store: Store;
   private readonly logger: Logger;
 
@@ -93,20 +97,38 @@ export class AuditLog {
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
+  /**
+   * Hands the buffered entries to the store; resolves once they and every batch before them are
+   * written. Batches are written one after another, so they wait in memory while the store's
+   * writer is behind: the embedded store's append worker runs at the lowest CPU priority, and
+   * on busy cores it may get little. Past MAX_WAITING_BATCHES, a batch is written by this thread
+   * at once instead (`inline`), which bounds what waits and slows the requests that made it.
+   */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const batch = this.buffer;
     this.buffer = [];
+    if (batch.length === 0) return this.flushing;
+    if (this.waiting >= MAX_WAITING_BATCHES) {
+      const written = this.write(batch, true);
+      this.flushing = Promise.all([this.flushing, written]).then(() => undefined);
+      return this.flushing;
+    }
+    this.waiting++;
     this.flushing = this.flushing.then(async () => {
-      if (batch.length === 0) return;
-      try {
-        await this.store.appendFlat('logs', { fields: BUFFERED_FIELDS, dates: BUFFERED_DATES, values: batch });
-      } catch (error) {
-        this.logger.error('audit log flush failed', { error, entries: batch.length / BUFFERED_FIELDS.length });
-      }
+      await this.write(batch, false);
+      this.waiting--;
     });
     return this.flushing;
+  }
+
+  private async write(batch: FlatValue[], inline: boolean): Promise<void> {
+    try {
+      await this.store.appendFlat('logs', { fields: BUFFERED_FIELDS, dates: BUFFERED_DATES, values: batch }, inline ? { inline } : undefined);
+    } catch (error) {
+      this.logger.error('audit log flush failed', { error, entries: batch.length / BUFFERED_FIELDS.length });
+    }
   }
 
   async list(query: LogQuery): Promise<Page<LogDoc>> {

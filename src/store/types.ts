@@ -20,6 +20,12 @@ export type FlatValue = string | number | boolean | null | undefined;
  * entry, which cross to the embedded store's append worker by structured clone for a fraction
  * of what objects cost, and become documents (and rows) there, off the request thread.
  */
+/** How appendFlat writes a batch. */
+export interface AppendOptions {
+  /** Written on the calling thread, in a transaction of its own, rather than by a background writer. */
+  inline?: boolean;
+}
+
 export interface FlatDocs {
   readonly fields: readonly string[];
   readonly dates: readonly string[];
@@ -260,8 +266,10 @@ export interface Store {
    * `appendMany` for documents of one flat shape given as columns (FlatDocs): the audit log's
    * entries. The embedded store turns them into documents on its append worker, so the request
    * thread only collects primitives. Stores what `appendMany` stores for the same documents.
+   * `inline`: written by the calling thread at once, not handed to the append worker — for a
+   * caller whose earlier batches are still waiting for that worker (see AuditLog.flush).
    */
-  appendFlat(collection: string, docs: FlatDocs): Promise<void>;
+  appendFlat(collection: string, docs: FlatDocs, options?: AppendOptions): Promise<void>;
   /**
    * A number that changes whenever another connection (another process, or another store object
    * on the same files) has committed a write — the embedded store's `PRAGMA data_version` — so

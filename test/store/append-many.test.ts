@@ -171,7 +171,32 @@ function describeAppendMany(label: string, open: () => Promise<{ store: Store; c
     it('appendFlat refuses a batch whose values do not fill whole documents, and stores none of it', async () => {
       const batch: FlatDocs = { fields: ['action', 'message'], dates: [], values: ['a', 'one', 'b'] };
       await expect(store.appendFlat('logs', batch)).rejects.toThrow(/2 fields holds 3 values/);
+      await expect(store.appendFlat('logs', batch, { inline: true })).rejects.toThrow(/2 fields holds 3 values/);
       expect(await logs().count({})).toBe(0);
+    });
+
+    it('appendFlat inline (written by the caller, not the append worker) stores what appendFlat stores', async () => {
+      const values = FLAT_CASES.flatMap(([, entry]) => entry);
+      await store.appendFlat('logs', { fields: AUDIT_FIELDS, dates: ['createdAt'], values });
+      const viaWorker = await logs().find({}, { sort: { _id: 1 } });
+      await logs().deleteMany({});
+      await store.appendFlat('logs', { fields: AUDIT_FIELDS, dates: ['createdAt'], values }, { inline: true });
+      const inline = await logs().find({}, { sort: { _id: 1 } });
+      expect(inline.map(withoutId)).toEqual(viaWorker.map(withoutId));
+      expect(inline.map((doc) => Object.keys(doc))).toEqual(viaWorker.map((doc) => Object.keys(doc)));
+      expect(new Set(inline.map((doc) => doc._id)).size).toBe(FLAT_CASES.length);
+      for (const doc of inline) expect(doc._id).toMatch(HEX_ID);
+    });
+
+    it('appendFlat inline writes batches of any size (statements of 128, 32, 8 and 1 rows)', async () => {
+      const fields = ['action', 'message', 'createdAt'];
+      for (const size of [1, 9, 169, 1000]) {
+        await logs().deleteMany({});
+        const values = Array.from({ length: size }, (_, i) => ['api_call', `m${i}`, when.getTime() + i]).flat();
+        await store.appendFlat('logs', { fields, dates: ['createdAt'], values }, { inline: true });
+        const stored = await logs().find({}, { sort: { createdAt: 1 } });
+        expect(stored.map((doc) => doc.message)).toEqual(Array.from({ length: size }, (_, i) => `m${i}`));
+      }
     });
 
     it('keeps an _id it is given and gives the others new ones', async () => {

@@ -68,6 +68,7 @@ export async function openMongoStore(url: string): Promise<Store> {
       return collection as unknown as Collection<T>;
     },
     appendMany,
+    // Written by the caller either way (no background writer): `inline` changes nothing here.
     appendFlat: async (collection: string, docs: FlatDocs) => appendMany(collection, docsOfFlat(docs)),
     foreignWriteVersion(): number | null {
       return null; // other instances' writes are only seen by reading (see Revisions)

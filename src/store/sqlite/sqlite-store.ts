@@ -15,6 +15,7 @@ import {
   type CounterChange,
   type Doc,
   type Filter,
+  type AppendOptions,
   type FlatDocs,
   type FindOptions,
   type JsonRow,
@@ -31,6 +32,9 @@ import {
   type WriteBatch,
 } from '../types.ts';
 import { checkBatch } from '../batch.ts';
+import { docsOfFlat } from '../flat-docs.ts';
+import { rowInserter } from './append-insert.ts';
+import { encodeRows } from './append-rows.ts';
 import { AppendWriter } from './append-writer.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 import { compileSearch, compileWhere } from './sql-filter.ts';
@@ -90,6 +94,8 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     while (builder.writesWait) await builder.writesWait;
     return (appender ??= new AppendWriter(file, busyTimeoutMs));
   };
+  /** appendFlat's `inline` batches: inserted on this connection as the worker inserts on its own. */
+  const insertAppended = rowInserter(db);
 
   /*
    * The field indexes that exist, read from sqlite_schema again whenever the schema cookie moves
@@ -729,11 +735,19 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       if (docs.length === 0) return;
       await (await appendWriter()).append(collection, docs);
     },
-    async appendFlat(collection: string, docs: FlatDocs): Promise<void> {
+    async appendFlat(collection: string, docs: FlatDocs, options?: AppendOptions): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       collectionSpec(collection);
       if (docs.values.length === 0) return;
-      await (await appendWriter()).appendFlat(collection, docs);
+      if (!options?.inline) {
+        await (await appendWriter()).appendFlat(collection, docs);
+        return;
+      }
+      // The rows the worker would make, encoded before the transaction as it does, inserted here.
+      const rows = encodeRows(collection, docsOfFlat(docs));
+      while (builder.writesWait) await builder.writesWait;
+      if (closed) throw new StoreError('unavailable', 'the store is closed');
+      inTransaction(collection, () => insertAppended(rows));
     },
     async syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options: FieldIndexSync = {}): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
