@@ -13,6 +13,12 @@ export type Filter = Record<string, unknown>;
 /** A member's value in a flat document: a primitive, or undefined where the document lacks it. */
 export type FlatValue = string | number | boolean | null | undefined;
 
+/** How appendFlat writes a batch. */
+export interface AppendOptions {
+  /** Written on the calling thread, in a transaction of its own, rather than by a background writer. */
+  inline?: boolean;
+}
+
 /**
  * Documents of one flat shape, as columns: each document is `fields.length` values in `fields`
  * order, one after the other in `values`. A field named in `dates` holds epoch milliseconds and
@@ -20,12 +26,6 @@ export type FlatValue = string | number | boolean | null | undefined;
  * entry, which cross to the embedded store's append worker by structured clone for a fraction
  * of what objects cost, and become documents (and rows) there, off the request thread.
  */
-/** How appendFlat writes a batch. */
-export interface AppendOptions {
-  /** Written on the calling thread, in a transaction of its own, rather than by a background writer. */
-  inline?: boolean;
-}
-
 export interface FlatDocs {
   readonly fields: readonly string[];
   readonly dates: readonly string[];
