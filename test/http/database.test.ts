@@ -265,11 +265,33 @@ describe('endpoints and records', () => {
     const id = await defineEndpoint('/api/rawx/checked', 'GET', {});
     const doc = await rawGet('endpoints', id);
     expectError(await call('PUT', `${base}/endpoints/${id}`, { ...editable(doc), method: 'FETCH' }), 400);
-    expectError(await call('PUT', `${base}/endpoints/${id}`, { ...editable(doc), callCount: 1_000_000 }), 400);
     const system = (await call('GET', `${base}/endpoints?limit=100`)).body.data.find((e: any) => e.isSystem);
     expectError(await call('DELETE', `${base}/endpoints/${system._id}`), 403);
     const renamed = await call('PUT', `${base}/endpoints/${system._id}`, { ...editable(system), name: 'Renamed system route' });
     expect(renamed.status, renamed.text).toBe(200);
+  });
+
+  it('a definition read before its callCount moved is taken back whole: callCount is ignored, a stale revision is not', async () => {
+    const id = await defineEndpoint('/api/rawx/counted', 'GET', {});
+    const doc = await rawGet('endpoints', id);
+    expect(doc.callCount).toBe(0);
+    expect((await call('GET', '/api/rawx/counted')).status).toBe(200);
+    await waitFor('the call counted', async () => (await rawGet('endpoints', id)).callCount === 1, 5000);
+
+    const res = await call('PUT', `${base}/endpoints/${id}`, { ...editable(doc), description: 'edited after a call' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ description: 'edited after a call', callCount: 1 });
+    const ignored = await call('PUT', `${base}/endpoints/${id}`, { ...editable(res.body.data), callCount: 1_000_000 });
+    expect(ignored.status, ignored.text).toBe(200);
+    expect((await rawGet('endpoints', id)).callCount).toBe(1);
+
+    // The revision moves only with an edit: one read before it is a document that changed since.
+    const stale = await call('PUT', `${base}/endpoints/${id}`, { ...editable(doc), description: 'lost update' });
+    expectError(stale, 400);
+    expect(stale.body.error).toMatch(/revision/);
+    expect((await rawGet('endpoints', id)).description).toBe('edited after a call');
+    // On create it is the service's to set, like any field it keeps.
+    expectError(await call('POST', `${base}/endpoints`, { name: 'counted', path: '/api/rawx/precounted', method: 'GET', accessType: 'public', schema: {}, callCount: 5 }), 400);
   });
 
   it('a record created with a raw POST appears in the dynamic list and its meta.total; a raw DELETE takes it out', async () => {

@@ -15,20 +15,27 @@ import type { RequestInfo } from '../auth.ts';
  * | `editable`   | passed to the service          | passed; left out → `absent(body)` (none: required) |
  * | `createOnly` | passed to the service          | must be left out or unchanged                      |
  * | `managed`    | refused (the service sets it)  | must be left out or unchanged                      |
+ * | `live`       | refused (the service sets it)  | ignored, whatever the value                        |
  * | `secret`     | refused                        | refused                                            |
  *
  * A `secret` is read as `[REDACTED]`; a `[REDACTED]` value in a write is ignored wherever it is.
+ * A `live` field changes without anyone editing the document (a call count, a last login), so
+ * the value a client read a moment ago is often no longer the stored one: refusing it would make
+ * a document read and sent back whole fail at random. A `managed` field changes only with an edit,
+ * so a stale value there means the document changed since it was read, and is refused.
  */
 export type FieldRule =
   | { rule: 'editable'; absent?: (body: Record<string, unknown>) => unknown }
   | { rule: 'createOnly' }
   | { rule: 'managed' }
+  | { rule: 'live' }
   | { rule: 'secret' };
 
 export const editable = (absent?: unknown): FieldRule =>
   absent === undefined ? { rule: 'editable' } : { rule: 'editable', absent: () => structuredClone(absent) };
 export const CREATE_ONLY: FieldRule = { rule: 'createOnly' };
 export const MANAGED: FieldRule = { rule: 'managed' };
+export const LIVE: FieldRule = { rule: 'live' };
 export const SECRET: FieldRule = { rule: 'secret' };
 
 /** Who writes, for the services' permission rules and for the audit entry. */

@@ -135,6 +135,7 @@ export class RawCollectionsService {
       const unchanged = current !== null && isDeepStrictEqual(value, current[field]);
       if (rule.rule === 'secret') problem(field, 'cannot be set');
       else if (rule.rule === 'managed' && !unchanged) problem(field, current === null ? 'is set by the service' : 'is set by the service and cannot be changed');
+      else if (rule.rule === 'live' && current === null) problem(field, 'is set by the service');
       else if (rule.rule === 'createOnly' && current !== null && !unchanged) problem(field, 'can only be given on create');
       else if (rule.rule === 'editable' || (rule.rule === 'createOnly' && current === null)) given[field] = value;
     }

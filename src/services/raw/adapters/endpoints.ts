@@ -4,7 +4,7 @@
 // request (and the project directory gets it written back).
 import { DEFAULT_NETWORK_ACCESS } from '../../../model/endpoint.ts';
 import { slugify, type EndpointsService } from '../../endpoints.ts';
-import { asActor, editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, editable, LIVE, MANAGED, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
   return {
@@ -28,7 +28,7 @@ export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
       retentionDays: editable(null),
       handler: editable({ enabled: false, code: '' }),
       isSystem: MANAGED,
-      callCount: MANAGED,
+      callCount: LIVE,
       revision: MANAGED,
       ...STAMPS,
     },

@@ -2,7 +2,7 @@
 // checks, nobody granting what they lack, last-administrator protection, session revocation).
 // A password can be given on create only; the hash and token material can never be set.
 import type { UsersService } from '../../users.ts';
-import { asActor, CREATE_ONLY, editable, MANAGED, SECRET, STAMPS, type RawAdapter } from '../adapter.ts';
+import { asActor, CREATE_ONLY, editable, LIVE, MANAGED, SECRET, STAMPS, type RawAdapter } from '../adapter.ts';
 
 export function usersAdapter(users: UsersService): RawAdapter {
   return {
@@ -23,7 +23,7 @@ export function usersAdapter(users: UsersService): RawAdapter {
       emailKey: MANAGED,
       tokenVersion: MANAGED,
       initialPassword: MANAGED,
-      lastLoginAt: MANAGED,
+      lastLoginAt: LIVE,
       ...STAMPS,
     },
     label: (doc) => String(doc.login),
