@@ -155,6 +155,19 @@ describe('users and groups through their services', () => {
     expect((await t.api('POST', '/api/auth/login', { body: { login: 'raw-edit', password: user.password } })).status).toBe(200);
   });
 
+  it('a user read before their next sign-in is taken back whole: lastLoginAt is ignored, the sign-in time kept', async () => {
+    const user = await createUserWith(t, [], 'raw-signin');
+    const doc = await rawGet('users', user.userId);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await t.api('POST', '/api/auth/login', { body: { login: 'raw-signin', password: user.password } })).status).toBe(200);
+    const signedIn = (await rawGet('users', user.userId)).lastLoginAt;
+    expect(signedIn).not.toBe(doc.lastLoginAt);
+    const res = await call('PUT', `${base}/users/${user.userId}`, { ...editable(doc), name: 'Edited After Sign-in' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ name: 'Edited After Sign-in', lastLoginAt: signedIn });
+    expectError(await call('POST', `${base}/users`, { login: 'raw-prelogged', password: 'raw-password-1', lastLoginAt: signedIn }), 400);
+  });
+
   it.each([
     ['a password', { password: 'new-password-1' }, 'password'],
     ['a password hash', { passwordHash: '$2b$04$abcdefghijklmnopqrstuuJ5Yx3o0j8N6Bf6g5kC2m5p0mR8i7y6a' }, 'passwordHash'],
