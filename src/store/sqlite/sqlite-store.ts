@@ -10,12 +10,12 @@ import {
   type FieldIndexSpec,
   type FieldIndexSync,
   StoreError,
+  type AppendOptions,
   type Collection,
   type CollectionSpec,
   type CounterChange,
   type Doc,
   type Filter,
-  type AppendOptions,
   type FlatDocs,
   type FindOptions,
   type JsonRow,
@@ -261,11 +261,21 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       flushScheduled = true;
       setImmediate(flushInserts);
     }
-    // Read by SQLite when the transaction begins, and switched back whatever happens to it (the
-    // switch fails only inside a transaction that uses temporary tables, which this store never makes).
+    journalInMemory(() => commitGroup(batch));
+  }
+
+  /**
+   * Runs a transaction of bounded size (a group of inserts, an appended batch) with its statement
+   * journals and savepoints in memory: SQLite spills them to a temporary file past 64 KiB and
+   * writes every journaled page there. Read by SQLite when the transaction begins, and switched
+   * back whatever happens to it (the switch fails only inside a transaction that uses temporary
+   * tables, which this store never makes). Other work keeps file journals: purges and import
+   * moves are single statements over up to millions of rows.
+   */
+  function journalInMemory<T>(work: () => T): T {
     db.exec('PRAGMA temp_store = MEMORY');
     try {
-      commitGroup(batch);
+      return work();
     } finally {
       db.exec('PRAGMA temp_store = DEFAULT');
     }
@@ -747,7 +757,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       const rows = encodeRows(collection, docsOfFlat(docs));
       while (builder.writesWait) await builder.writesWait;
       if (closed) throw new StoreError('unavailable', 'the store is closed');
-      inTransaction(collection, () => insertAppended(rows));
+      journalInMemory(() => inTransaction(collection, () => insertAppended(rows)));
     },
     async syncFieldIndexes(collection: string, wanted: readonly FieldIndexSpec[], options: FieldIndexSync = {}): Promise<void> {
       if (closed) throw new StoreError('unavailable', 'the store is closed');
