@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { newId } from '../../lib/ids.ts';
+import { jsonString } from '../../lib/json-string.ts';
 import { COLLECTIONS, collectionSpec } from '../collections.ts';
 import { applyUpdate } from '../document-update.ts';
 import { assertFieldPath, equalityFields, parseFilter, parseSort, validateUpdate, type FilterNode } from '../filter.ts';
@@ -32,9 +33,8 @@ import {
   type WriteBatch,
 } from '../types.ts';
 import { checkBatch } from '../batch.ts';
-import { docsOfFlat } from '../flat-docs.ts';
 import { rowInserter } from './append-insert.ts';
-import { encodeRows } from './append-rows.ts';
+import { encodeFlatRows } from './append-rows.ts';
 import { AppendWriter } from './append-writer.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 import { compileSearch, compileWhere } from './sql-filter.ts';
@@ -509,13 +509,13 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return plan;
     };
     const jsonRowOfValues = (plan: ViewPlan, row: SqlValue[]): JsonRow => {
-      let json = `{"_id":${JSON.stringify(row[0])}`;
+      let json = `{"_id":${jsonString(row[0] as string)}`;
       const spread = row[1];
       // Stored by JSON.stringify, so '{}' is the only empty object and members sit between the braces.
       if (typeof spread === 'string' && spread.length > 2) json += `,${spread.slice(1, -1)}`;
       for (let i = 0; i < plan.tailKeys.length; i++) {
         const value = row[2 + i];
-        if (value !== null && value !== undefined) json += plan.tailKeys[i] + JSON.stringify(value);
+        if (value !== null && value !== undefined) json += plan.tailKeys[i] + (typeof value === 'string' ? jsonString(value) : JSON.stringify(value));
       }
       const fields: Doc = { _id: row[0] as string };
       for (const [field, at] of plan.fields) fields[field] = row[at] ?? null;
@@ -754,7 +754,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
         return;
       }
       // The rows the worker would make, encoded before the transaction as it does, inserted here.
-      const rows = encodeRows(collection, docsOfFlat(docs));
+      const rows = encodeFlatRows(collection, docs);
       while (builder.writesWait) await builder.writesWait;
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       journalInMemory(() => inTransaction(collection, () => insertAppended(rows)));
