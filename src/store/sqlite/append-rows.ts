@@ -1,6 +1,4 @@
-import { jsonString } from '../../lib/json-string.ts';
 import { collectionSpec } from '../collections.ts';
-import { checkFlat, docOfFlatEntry } from '../flat-docs.ts';
 import type { CollectionSpec, Doc, FlatDocs } from '../types.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 
@@ -60,130 +58,20 @@ function encoderOf(collection: string): Encoder {
 /** Encodes documents for appendMany (see AppendRows); throws the StoreError toRow throws for a bad column value. */
 export function encodeRows(collection: string, docs: readonly object[]): AppendRows {
   const encoder = encoderOf(collection);
-  const rows: AppendRows = { collection, width: encoder.width, values: [], ids: null };
-  for (let i = 0; i < docs.length; i++) encodeDoc(encoder, docs[i] as Record<string, unknown>, i, docs.length, rows);
-  return rows;
-}
-
-/** Appends the row of document `i` (of `count`) to `rows`. */
-function encodeDoc(encoder: Encoder, doc: Record<string, unknown>, i: number, count: number, rows: AppendRows): void {
-  const id = doc._id;
-  if (id !== undefined && id !== null) {
-    rows.ids ??= new Array<string | null>(count).fill(null);
-    rows.ids[i] = id as string;
-  }
-  if (!(encoder.flat && encodeFlat(encoder, doc, rows.values))) {
-    for (const value of encoder.layout.toRow(asStored({ ...doc, _id: '' })).slice(1)) rows.values.push(value);
-  }
-}
-
-/** How encodeFlatRows writes one field of a flat batch. */
-type FieldPlan = { kind: 'id' } | ColumnPlan | { kind: 'member'; key: string; date: boolean };
-type ColumnPlan = { kind: 'column'; at: number; key: string; date: boolean };
-
-/** A field name JavaScript orders before the others in an object (an array index), as JSON.stringify writes it. */
-const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
-
-const flatPlans = new Map<string, FieldPlan[] | null>();
-
-/**
- * The plan for a batch's fields, or null when its documents must be made to be encoded the same:
- * a collection with JSON columns, a field named twice, `__proto__`, or an index-like name (whose
- * place among an object's members is not the field's place).
- */
-function flatPlanOf(encoder: Encoder, collection: string, flat: FlatDocs): FieldPlan[] | null {
-  const cacheKey = `${collection}\u0000${flat.fields.join('\u0000')}\u0001${flat.dates.join('\u0000')}`;
-  let plan = flatPlans.get(cacheKey);
-  if (plan !== undefined) return plan;
-  const fields = flat.fields;
-  const usable =
-    encoder.flat &&
-    new Set(fields).size === fields.length &&
-    !fields.some((field) => field === '__proto__' || (field.length <= 10 && INDEX_KEY.test(field) && Number(field) < 2 ** 32 - 1)) &&
-    !flat.dates.includes('_id');
-  plan = usable
-    ? fields.map((field): FieldPlan => {
-        const date = flat.dates.includes(field);
-        if (field === '_id') return { kind: 'id' };
-        const at = encoder.columns.indexOf(field);
-        const key = `${JSON.stringify(field)}:`;
-        return at === -1 ? { kind: 'member', key, date } : { kind: 'column', at, key, date };
-      })
-    : null;
-  if (flatPlans.size < 64) flatPlans.set(cacheKey, plan);
-  return plan;
-}
-
-/**
- * Encodes a flat batch exactly as `encodeRows(collection, docsOfFlat(flat))` does, without making
- * the documents: each row's doc text is written from the values, member by member, in the order
- * the document would have them. Once per request (the audit log), on the append worker, where the
- * documents and their objects cost about three times as much. An entry this cannot write (a
- * column given a number, a date out of range) is encoded through its document; throws as
- * docsOfFlat and encodeRows throw.
- */
-export function encodeFlatRows(collection: string, flat: FlatDocs): AppendRows {
-  checkFlat(flat);
-  const encoder = encoderOf(collection);
-  const plan = flatPlanOf(encoder, collection, flat);
-  const isDate = flat.fields.map((field) => flat.dates.includes(field));
-  const width = flat.fields.length;
-  const count = flat.values.length / width;
-  const rows: AppendRows = { collection, width: encoder.width, values: [], ids: null };
-  const values = rows.values;
-  const columnCount = encoder.columns.length;
-  for (let i = 0, at = 0; i < count; i++, at += width) {
-    const start = values.length;
-    if (plan && encodeFlatEntry(plan, flat.values, at, columnCount, rows, i, count)) continue;
-    values.length = start;
-    encodeDoc(encoder, docOfFlatEntry(flat.fields, isDate, flat.values, at), i, count, rows);
-  }
-  return rows;
-}
-
-/** One entry's row by its plan (encodeFlatRows); false, with `rows.values` partly written, where only its document can say. */
-function encodeFlatEntry(plan: readonly FieldPlan[], source: FlatDocs['values'], at: number, columnCount: number, rows: AppendRows, i: number, count: number): boolean {
-  const values = rows.values;
-  const start = values.length;
-  values.push(null);
-  for (let c = 0; c < columnCount; c++) values.push(null);
-  let json = '';
-  // A null column is a member of the doc too (see Layout.toRow), after the others, in column order.
-  let nullColumns: ColumnPlan[] | null = null;
-  for (let f = 0; f < plan.length; f++) {
-    const value = source[at + f];
-    if (value === undefined) continue;
-    const field = plan[f] as FieldPlan;
-    if (field.kind === 'id') {
-      if (value === null) continue;
-      rows.ids ??= new Array<string | null>(count).fill(null);
-      rows.ids[i] = value as string;
-    } else if (field.kind === 'column') {
-      if (typeof value === 'string') values[start + 1 + field.at] = value;
-      else if (value === null) (nullColumns ??= []).push(field);
-      else if (field.date && typeof value === 'number') {
-        const text = dateText(value);
-        if (text === null) return false;
-        values[start + 1 + field.at] = text;
-      } else return false;
-    } else {
-      let text: string;
-      if (typeof value === 'string') text = jsonString(value);
-      else if (typeof value === 'number') {
-        if (field.date) {
-          const iso = dateText(value);
-          if (iso === null) return false;
-          text = `"${iso}"`;
-        } else text = Number.isFinite(value) ? String(value) : 'null';
-      } else text = value === null ? 'null' : value ? 'true' : 'false';
-      json += (json === '' ? '{' : ',') + field.key + text;
+  const values: SqlValue[] = [];
+  let ids: Array<string | null> | null = null;
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i] as Record<string, unknown>;
+    const id = doc._id;
+    if (id !== undefined && id !== null) {
+      ids ??= new Array<string | null>(docs.length).fill(null);
+      ids[i] = id as string;
+    }
+    if (!(encoder.flat && encodeFlat(encoder, doc, values))) {
+      for (const value of encoder.layout.toRow(asStored({ ...doc, _id: '' })).slice(1)) values.push(value);
     }
   }
-  if (nullColumns) {
-    for (const column of nullColumns.sort((a, b) => a.at - b.at)) json += `${json === '' ? '{' : ','}${column.key}null`;
-  }
-  values[start] = json === '' ? '{}' : `${json}}`;
-  return true;
+  return { collection, width: encoder.width, values, ids };
 }
 
 /**
@@ -223,12 +111,6 @@ function encodeFlat(encoder: Encoder, doc: Record<string, unknown>, values: SqlV
   }
   values[start] = JSON.stringify(rest);
   return true;
-}
-
-/** A date field's epoch milliseconds as stored (isoText), or null for a time no Date can hold. */
-function dateText(ms: number): string | null {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? null : isoText(date);
 }
 
 let secondStart = Number.NaN;

@@ -1,8 +1,9 @@
 import { setPriority } from 'node:os';
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
+import { docsOfFlat } from '../flat-docs.ts';
 import { rowInserter } from './append-insert.ts';
-import { encodeFlatRows, type AppendBatch } from './append-rows.ts';
+import { encodeRows, type AppendBatch } from './append-rows.ts';
 
 /**
  * Runs in a worker thread with its own connection to the embedded database and appends batches
@@ -43,7 +44,7 @@ const insertRows = rowInserter(db);
 parentPort?.on('message', (request: AppendRequest) => {
   try {
     // Flat documents become rows here, before the transaction: a value a column refuses fails the batch alone.
-    const rows = 'rows' in request ? request.rows : encodeFlatRows(request.flat.collection, request.flat);
+    const rows = 'rows' in request ? request.rows : encodeRows(request.flat.collection, docsOfFlat(request.flat));
     db.exec('BEGIN IMMEDIATE');
     try {
       insertRows(rows);

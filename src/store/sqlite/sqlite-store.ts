@@ -33,8 +33,9 @@ import {
   type WriteBatch,
 } from '../types.ts';
 import { checkBatch } from '../batch.ts';
+import { docsOfFlat } from '../flat-docs.ts';
 import { rowInserter } from './append-insert.ts';
-import { encodeFlatRows } from './append-rows.ts';
+import { encodeRows } from './append-rows.ts';
 import { AppendWriter } from './append-writer.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
 import { compileSearch, compileWhere } from './sql-filter.ts';
@@ -754,7 +755,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
         return;
       }
       // The rows the worker would make, encoded before the transaction as it does, inserted here.
-      const rows = encodeFlatRows(collection, docs);
+      const rows = encodeRows(collection, docsOfFlat(docs));
       while (builder.writesWait) await builder.writesWait;
       if (closed) throw new StoreError('unavailable', 'the store is closed');
       journalInMemory(() => inTransaction(collection, () => insertAppended(rows)));
