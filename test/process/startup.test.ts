@@ -116,6 +116,19 @@ describe.concurrent('command line', () => {
     expect(pkg.bin.dynctl).toBe('bin/dynctl.js');
   });
 
+  it('every dependency with an install script is reviewed in allowScripts; the install-time usage ping is denied', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(withScripts.length).toBeGreaterThan(0);
+    const allowScripts = pkg.allowScripts ?? {};
+    expect(withScripts.filter((name) => !(name in allowScripts))).toEqual([]);
+    expect(allowScripts['isolated-vm']).toBe(true);
+    expect(allowScripts['@scarf/scarf']).toBe(false);
+  });
+
   it('dynctl --help lists the serve command and exits 0', async () => {
     const run = await runDynctl(['--help']);
     expect(run.code).toBe(0);
