@@ -134,6 +134,8 @@ export interface UserGroup {
 export interface DashboardStats {
   users: number;
   endpoints: number;
+  /** How many of `endpoints` are the platform's own (older servers leave it out). */
+  systemEndpoints?: number;
   requests: number;
   errors: number;
   automation: { cronJobs: number; webhooks: number; apiKeys: number; mcpTools: number };

@@ -13,6 +13,8 @@ const SERIES = ['requests', 'errors', 'logins', 'webhookDeliveries', 'cronRuns']
 export interface DashboardStats {
   users: number;
   endpoints: number;
+  /** How many of `endpoints` are system endpoints (the platform's own, e.g. `/api/auth/login`). */
+  systemEndpoints: number;
   /** Totals over the last 7 days (today included). */
   requests: number;
   errors: number;
@@ -51,9 +53,10 @@ export class DashboardStatsService {
     const { store, daily } = this.deps;
     const unusedSince = new Date(now - UNUSED_KEY_DAYS * 86_400_000);
     const metrics = [...SERIES, 'webhookErrors', ...TRAFFIC_SOURCES.map((s) => `source.${s}` as const)] as const;
-    const [users, endpoints, apiKeys, unusedApiKeys, cronJobs, failedCronJobs, webhooks, failingWebhooks, mcpTools, counters] = await Promise.all([
+    const [users, endpoints, systemEndpoints, apiKeys, unusedApiKeys, cronJobs, failedCronJobs, webhooks, failingWebhooks, mcpTools, counters] = await Promise.all([
       store.collection('users').count({}),
       store.collection('endpoints').count({}),
+      store.collection('endpoints').count({ isSystem: true }),
       store.collection('apikeys').count({}),
       store.collection('apikeys').count({ $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: unusedSince } }] }),
       countIfExists(store, 'cronjobs'),
@@ -69,6 +72,7 @@ export class DashboardStatsService {
     return {
       users,
       endpoints,
+      systemEndpoints,
       requests: sum(values.requests),
       errors: sum(values.errors),
       automation: { cronJobs, webhooks, apiKeys, mcpTools },

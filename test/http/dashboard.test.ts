@@ -125,6 +125,13 @@ describe('stats', () => {
     const mid = await stats();
     expect(mid.users - before.users).toBe(1);
     expect(mid.endpoints - before.endpoints).toBe(1);
+    // The platform's own definitions are counted, and said apart, as the endpoints list shows them.
+    const listed = await t.api('GET', '/api/endpoints?limit=100', { token: admin });
+    const all = listed.body.data as Array<{ isSystem?: boolean }>;
+    expect(mid.endpoints).toBe(all.length);
+    expect(mid.systemEndpoints).toBe(all.filter((e) => e.isSystem === true).length);
+    expect(mid.systemEndpoints).toBeGreaterThan(0);
+    expect(mid.systemEndpoints).toBe(before.systemEndpoints);
     expect(mid.automation.mcpTools - before.automation.mcpTools).toBe(1);
     expect(mid.automation.apiKeys - before.automation.apiKeys).toBe(1);
     expect(mid.automationHealth.unusedApiKeys - before.automationHealth.unusedApiKeys).toBe(1);

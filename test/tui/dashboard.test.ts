@@ -17,7 +17,7 @@ describe('dynctl tui: frame and dashboard', () => {
       const frame = await tui.waitFor('Automation health');
       expect(frame).toContain('as admin');
       expect(frame).toContain('1:dashboard');
-      expect(frame).toMatch(/Users 1 {3}Endpoints \d+/);
+      expect(frame).toMatch(/Users 1 {3}Endpoints \d+ \(\d+ system\) {3}Requests/);
       expect(frame).toMatch(/logins {6}▁▁▁▁▁▁█ +1 +1/);
       expect(frame).toContain('failed cron jobs   0');
       // Every line fits an 80-column terminal.

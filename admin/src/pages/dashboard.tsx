@@ -8,6 +8,7 @@ import { ErrorBox, Link, Loading, Page, useLoad } from '../ui.tsx';
 interface Stats {
   users: number;
   endpoints: number;
+  systemEndpoints: number;
   requests: number;
   errors: number;
   automation: { cronJobs: number; webhooks: number; apiKeys: number; mcpTools: number };
@@ -60,10 +61,11 @@ function Chart(props: { title: string; days: string[]; series: Array<{ label: st
   );
 }
 
-const Card = (props: { label: string; value: number | string; to?: string }) => (
+const Card = (props: { label: string; value: number | string; to?: string; note?: string }) => (
   <div class="card">
     <div class="label">{props.label}</div>
     <div class="value">{props.to ? <Link to={props.to}>{props.value}</Link> : props.value}</div>
+    {props.note && <div class="note">{props.note}</div>}
   </div>
 );
 
@@ -78,7 +80,7 @@ export default function Dashboard() {
       <div class="grid" style={{ marginBottom: '14px' }}>
         <Card label="Requests (7 days)" value={data.requests} />
         <Card label="Errors (7 days)" value={data.errors} to="/logs?action=error" />
-        <Card label="Endpoints" value={data.endpoints} to="/endpoints" />
+        <Card label="Endpoints" value={data.endpoints} to="/endpoints" note={data.systemEndpoints ? `${data.systemEndpoints} of them system` : undefined} />
         <Card label="Users" value={data.users} to="/users" />
         <Card label="Cron jobs" value={data.automation.cronJobs} to="/cron" />
         <Card label="Webhooks" value={data.automation.webhooks} to="/webhooks" />

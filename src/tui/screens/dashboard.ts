@@ -48,7 +48,7 @@ function Figures({ stats }: { stats: DashboardStats }): React.ReactElement {
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { wrap: 'truncate' }, `Users ${stats.users}   Endpoints ${stats.endpoints}   Requests ${stats.requests}   Errors `, h(Text, { color: stats.errors > 0 ? tone('yellow') : undefined }, String(stats.errors))),
+    h(Text, { wrap: 'truncate' }, `Users ${stats.users}   Endpoints ${stats.endpoints}${stats.systemEndpoints ? ` (${stats.systemEndpoints} system)` : ''}   Requests ${stats.requests}   Errors `, h(Text, { color: stats.errors > 0 ? tone('yellow') : undefined }, String(stats.errors))),
     h(Text, { wrap: 'truncate' }, `Cron jobs ${stats.automation.cronJobs}   Webhooks ${stats.automation.webhooks}   API keys ${stats.automation.apiKeys}   MCP tools ${stats.automation.mcpTools}`),
     h(Text, null, ' '),
     h(Text, { dimColor: true, wrap: 'truncate' }, `${''.padEnd(12)}${(stats.series.days[0] ?? '').slice(5)} → ${(stats.series.days.at(-1) ?? '').slice(5)}   total   today`),
