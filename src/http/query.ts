@@ -17,6 +17,15 @@ export function readQuery(ctx: DynContext, allowed: readonly string[]): Record<s
   return readParams(ctx.query, allowed, { maxLength: 200 });
 }
 
+/**
+ * For routes that take no query parameters where one could be mistaken for a scope: a
+ * `DELETE /api/settings/logs?before=…` must not clear the whole log as if `before` applied.
+ */
+export async function noQuery(ctx: DynContext, next: () => Promise<unknown>): Promise<void> {
+  readQuery(ctx, []);
+  await next();
+}
+
 export function listQuery(ctx: DynContext, options: { defaultLimit?: number; extra?: readonly string[] } = {}): ListQuery & { extra: Record<string, string> } {
   const query = readQuery(ctx, ['page', 'limit', 'search', ...(options.extra ?? [])]);
   const settings = ctx.state.settings;

@@ -27,6 +27,8 @@ export function readQuery(query: RawQuery, allowed: readonly string[], options: 
     if (!allowed.includes(name) && !options.accepts?.(name)) throw badRequest(`Unknown query parameter "${shown}"`, [{ field: shown, message: 'is not an allowed query parameter' }]);
     if (typeof value !== 'string') throw badRequest(`Query parameter "${shown}" must be given once`, [{ field: shown, message: 'must be given once' }]);
     if (value.length > maxLength) throw badRequest(`Query parameter "${shown}" is too long`, [{ field: shown, message: `must be at most ${maxLength} characters` }]);
+    // SQLite would read a bound text only up to a NUL, so `search=%00x` would match everything.
+    if (value.includes('\0')) throw badRequest(`Query parameter "${shown}" must not contain NUL characters`, [{ field: shown, message: 'must not contain NUL characters' }]);
     out[name] = value;
   }
   return out;

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import { badRequest, forbidden, notFound } from '../lib/errors.ts';
+import { badRequest, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
 import type { CallerActor } from '../model/actor.ts';
-import { missingPermissions, type Principal } from '../model/principal.ts';
+import { assertHolds, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import type { ApiKeyDoc } from '../model/records.ts';
@@ -116,7 +116,8 @@ export class ApiKeysService {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
     const valid = validateCreate(rest);
-    assertGrantable(valid.permissions, creator);
+    // A caller cannot mint a key stronger than itself.
+    assertHolds(creator, valid.permissions, 'grant');
     const expiresAt = parseExpiry(valid.expiresAt);
     const keyId = randomBytes(6).toString('hex');
     const key = `dyn_${keyId}_${randomBytes(32).toString('base64url')}`;
@@ -147,7 +148,12 @@ export class ApiKeysService {
     // an expiry already past is no new expiry: neither is checked again.
     const samePermissions = valid.permissions !== undefined && [...valid.permissions].sort().join() === [...current.permissions].sort().join();
     const sameExpiry = valid.expiresAt !== undefined && (valid.expiresAt === null ? current.expiresAt === null : current.expiresAt !== null && Date.parse(valid.expiresAt) === new Date(current.expiresAt).getTime());
-    if (valid.permissions && !samePermissions) assertGrantable(valid.permissions, actor.principal);
+    if (valid.permissions && !samePermissions) assertHolds(actor.principal, valid.permissions, 'grant');
+    // Nor lengthen the life of a key stronger than itself (a later expiry, none, or reviving an
+    // expired one). Renaming it, shortening its life or revoking it takes no power from anyone's reach.
+    if (valid.expiresAt !== undefined && !sameExpiry && expiresLater(valid.expiresAt, current.expiresAt)) {
+      assertHolds(actor.principal, current.permissions, 'extend a key holding');
+    }
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) set.name = valid.name.trim();
     if (valid.permissions !== undefined && !samePermissions) set.permissions = valid.permissions;
@@ -207,6 +213,12 @@ export class ApiKeysService {
   }
 }
 
+/** Whether `next` (null: never) lets a key live longer than `current` does. */
+function expiresLater(next: string | null, current: Date | string | null): boolean {
+  if (current === null) return false;
+  return next === null || Date.parse(next) > new Date(current).getTime();
+}
+
 function parseExpiry(expiresAt: string | null | undefined): Date | null {
   if (expiresAt === undefined || expiresAt === null) return null;
   const date = new Date(expiresAt);
@@ -214,8 +226,3 @@ function parseExpiry(expiresAt: string | null | undefined): Date | null {
   return date;
 }
 
-/** A caller cannot mint a key stronger than itself. */
-function assertGrantable(permissions: readonly Permission[], actor: Principal): void {
-  const missing = missingPermissions(actor, permissions);
-  if (missing.length > 0) throw forbidden(`You cannot grant permissions you do not have: ${missing.join(', ')}`);
-}

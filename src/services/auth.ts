@@ -1,4 +1,4 @@
-import { forbidden, unauthorized } from '../lib/errors.ts';
+import { badRequest, forbidden, unauthorized } from '../lib/errors.ts';
 import type { UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { AuditLog } from './audit-log.ts';
@@ -89,11 +89,12 @@ export class AuthService {
     const key = loginKey(credentials.login);
     const lockoutPolicy = { threshold: policy.lockoutThreshold, minutes: policy.lockoutMinutes };
     await lockout.assertNotLocked(key, lockoutPolicy);
+    const attempt = await lockout.beginAttempt(key, lockoutPolicy);
 
     const user = await users.findByLogin(credentials.login);
     const passwordOk = await passwords.verify(credentials.password, user?.passwordHash);
     if (!user || !passwordOk || user.status !== 'active') {
-      await lockout.recordFailure(key, lockoutPolicy);
+      await lockout.recordFailure(key, attempt, lockoutPolicy);
       await audit.record({
         action: 'login_failed',
         message: `Failed login for "${key.slice(0, 64)}"${user && passwordOk ? ' (account disabled)' : ''}`,
@@ -148,7 +149,21 @@ export class AuthService {
    * Ends the session the caller's access token belongs to, or with `all` every session of the
    * user (other devices and CLIs included).
    */
-  async logout(session: { userId: string; sessionId?: string }, options: { all: boolean }, request: RequestInfo): Promise<void> {
+  /**
+   * Logout as the signed-in user. A `refreshToken` sent along (as dynctl does) must be that
+   * session's: naming another session is a 400 that ends neither, rather than ending one of the
+   * two in silence. One that no longer verifies is no session and changes nothing here.
+   */
+  async logout(session: { userId: string; sessionId?: string }, options: { all: boolean; refreshToken?: string }, request: RequestInfo): Promise<void> {
+    if (options.refreshToken !== undefined) {
+      const claims = await this.deps.tokens.verifyRefresh(options.refreshToken).catch((error: unknown) => {
+        if (error instanceof TokenError) return null;
+        throw error;
+      });
+      if (claims && (claims.userId !== session.userId || claims.sessionId !== session.sessionId)) {
+        throw badRequest('The refreshToken belongs to another session than the access token; log out of each on its own');
+      }
+    }
     if (options.all) await this.deps.sessions.revokeAll(session.userId);
     else if (session.sessionId !== undefined) await this.deps.sessions.end(session.userId, session.sessionId);
     else throw unauthorized('This access token belongs to no session; sign in again');

@@ -3,7 +3,7 @@ import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
 import type { CallerActor } from '../model/actor.ts';
-import { missingPermissions, type Principal } from '../model/principal.ts';
+import { assertHolds } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -98,7 +98,7 @@ export class GroupsService {
     assertNoIdOnCreate(shown);
     if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system groups are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
     const valid = validateCreate(rest);
-    assertGrantable(valid.permissions ?? [], actor.principal);
+    assertHolds(actor.principal, valid.permissions ?? [], 'grant');
     const now = new Date();
     try {
       const group = await this.groups.insertOne({
@@ -128,8 +128,9 @@ export class GroupsService {
     if (group.isSystem && (renames || changesPermissions)) {
       throw forbidden('The name and permissions of a system group cannot be changed');
     }
-    // Granting needs the permissions; so does editing a group stronger than the caller.
-    assertGrantable([...(valid.permissions ?? []), ...group.permissions], actor.principal);
+    // Editing a group stronger than the caller is refused, whatever the edit; granting needs the permissions.
+    assertHolds(actor.principal, group.permissions, 'change a group holding');
+    assertHolds(actor.principal, valid.permissions ?? [], 'grant');
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) Object.assign(set, { name: valid.name.trim(), nameKey: nameKey(valid.name) });
     if (valid.description !== undefined) set.description = valid.description;
@@ -149,6 +150,7 @@ export class GroupsService {
   async delete(id: string, actor: CallerActor): Promise<GroupDoc> {
     const group = await this.get(id);
     if (group.isSystem) throw forbidden('A system group cannot be deleted');
+    assertHolds(actor.principal, group.permissions, 'delete a group holding');
     const members = await this.store.collection<UserDoc>('users').count({ groupIds: { $has: group._id } });
     if (members > 0) throw conflict(`Group "${group.name}" still has ${members} member${members === 1 ? '' : 's'}; remove them from it first`);
     await this.groups.deleteOne({ _id: group._id });
@@ -181,11 +183,6 @@ export class GroupsService {
       throw error;
     }
   }
-}
-
-function assertGrantable(permissions: readonly string[], actor: Principal): void {
-  const missing = missingPermissions(actor, permissions);
-  if (missing.length > 0) throw forbidden(`You cannot grant permissions you do not have: ${missing.join(', ')}`);
 }
 
 /** Permissions a set of groups confers, for the same rule applied to group membership. */

@@ -45,24 +45,35 @@ export class LoginLockout {
     }
   }
 
-  async recordFailure(key: string, policy: LockoutPolicy): Promise<void> {
-    if (policy.threshold === 0) return;
+  /**
+   * Counts an attempt as failed before its password is checked, and refuses it (429) when the
+   * attempts already counted in the window reach the threshold. Counting first is what keeps
+   * the bound under concurrency: a burst of guesses sent at once would otherwise all pass
+   * `assertNotLocked` before the first of them failed. So at most `threshold` passwords are
+   * checked per window, however they arrive; a success forgets the count (`recordSuccess`).
+   * Returns the attempt's number in the window, for `recordFailure`.
+   */
+  async beginAttempt(key: string, policy: LockoutPolicy): Promise<number> {
+    if (policy.threshold === 0) return 0;
     const now = new Date();
     const window = new Date(now.getTime() + policy.minutes * 60_000);
-    // Failures older than the window start over; the conditional update keeps concurrent
-    // failures from several instances all counted.
-    let doc = await this.attempts.updateOne(
-      { loginKey: key, expiresAt: { $gt: now } },
-      { $inc: { failures: 1 }, $set: { expiresAt: window } },
-    );
-    doc ??= await this.attempts.updateOne(
-      { loginKey: key },
-      { $set: { failures: 1, lockedUntil: null, expiresAt: window } },
-      { upsert: true },
-    );
-    if (doc && doc.failures >= policy.threshold) {
-      await this.attempts.updateOne({ _id: doc._id }, { $set: { lockedUntil: window, failures: 0, expiresAt: window } });
+    // Failures older than the window start over. Each step is atomic on its own, so attempts
+    // from several requests or instances are all counted: none resets another's count.
+    await this.attempts.deleteMany({ loginKey: key, expiresAt: { $lte: now } });
+    const doc = await this.attempts.updateOne({ loginKey: key }, { $inc: { failures: 1 }, $set: { expiresAt: window } }, { upsert: true });
+    const attempt = doc?.failures ?? 1;
+    if (attempt > policy.threshold) {
+      // The earlier attempts are still being checked (a lock comes when they have failed).
+      throw tooManyRequests('Too many login attempts at once; try again in a moment', 1);
     }
+    return attempt;
+  }
+
+  /** An attempt counted by `beginAttempt` failed: the one that reaches the threshold locks the login. */
+  async recordFailure(key: string, attempt: number, policy: LockoutPolicy): Promise<void> {
+    if (policy.threshold === 0 || attempt < policy.threshold) return;
+    const until = new Date(Date.now() + policy.minutes * 60_000);
+    await this.attempts.updateOne({ loginKey: key }, { $set: { lockedUntil: until, failures: 0, expiresAt: until } });
   }
 
   /** Ends a lockout and forgets the failures (an administrator's unlock); true if it was locked. */

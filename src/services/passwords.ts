@@ -18,9 +18,18 @@ export class Passwords {
     return bcrypt.hash(password, this.rounds);
   }
 
+  /**
+   * A password longer than bcrypt reads can never have been set, so it never matches: bcrypt
+   * alone would accept any text that starts with the right 72 bytes. It still costs a compare,
+   * so that the answer takes as long as any other wrong password's.
+   */
   verify(password: string, hash: string | undefined): Promise<boolean> {
-    return bcrypt.compare(password, hash ?? this.dummyHash).then((ok) => ok && hash !== undefined);
+    const fits = Buffer.byteLength(password, 'utf8') <= MAX_PASSWORD_BYTES;
+    return bcrypt.compare(password, (fits ? hash : undefined) ?? this.dummyHash).then((ok) => ok && fits && hash !== undefined);
   }
 }
+
+/** What bcrypt reads of a password. */
+export const MAX_PASSWORD_BYTES = 72;
 
 export const PASSWORD_SCHEMA = { type: 'string', minLength: 8, maxLength: 72 } as const;

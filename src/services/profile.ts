@@ -6,7 +6,7 @@ import type { Authenticator } from './authenticator.ts';
 import type { Passwords } from './passwords.ts';
 import { PASSWORD_SCHEMA } from './passwords.ts';
 import { assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
-import { EMAIL_SCHEMA, NAME_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
+import { emptyEmailAsNull, NAME_SCHEMA, OPTIONAL_EMAIL_SCHEMA, publicUser, type PublicUser, type UsersService } from './users.ts';
 
 /** What a profile is shown with that is not input (shown-fields.ts): accepted unchanged, and kept by the service. */
 const SHOWN_NAMED = ['_id', 'login', 'groupIds', 'status', 'permissions'] as const;
@@ -16,10 +16,9 @@ const SHOWN_KEPT = ['lastLoginAt', 'createdAt', 'updatedAt'];
 const validateProfileUpdate = compileValidator<{ name?: string; email?: string | null; password?: string; currentPassword?: string }>({
   type: 'object',
   additionalProperties: false,
-  minProperties: 1,
   properties: {
     name: NAME_SCHEMA,
-    email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }, { type: 'null' }] },
+    email: OPTIONAL_EMAIL_SCHEMA,
     password: PASSWORD_SCHEMA,
     currentPassword: { type: 'string', minLength: 1, maxLength: 1024 },
   },
@@ -47,12 +46,13 @@ export class ProfileService {
    */
   async update(userId: string, input: unknown, request: RequestInfo): Promise<{ profile: Profile; tokens?: Omit<LoginResult, 'user'> }> {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
-    const sentBackOnly = Object.keys(shown).length > 0 && typeof rest === 'object' && rest !== null && Object.keys(rest).length === 0;
-    const valid = sentBackOnly ? {} : validateProfileUpdate(rest);
+    const valid = validateProfileUpdate(emptyEmailAsNull(rest));
+    // Nothing to change (an empty body, or the profile sent back as shown): the profile as it is.
+    const unchanged = Object.keys(valid).length === 0;
     const user = await this.deps.users.get(userId);
     // What the profile shows but cannot change (groups, status, …) passes only as it is.
     assertShownUnchanged(shown, { ...publicUser(user), permissions: [...(await this.deps.authenticator.permissionsOf(user))] });
-    if (sentBackOnly) return { profile: await this.get(userId) };
+    if (unchanged) return { profile: await this.get(userId) };
     if (valid.password !== undefined) {
       if (valid.currentPassword === undefined) {
         throw badRequest('Invalid request body: currentPassword is required to change the password', [{ field: 'currentPassword', message: 'is required' }]);

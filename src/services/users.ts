@@ -1,14 +1,14 @@
-import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
+import { badRequest, conflict, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
 import type { CallerActor } from '../model/actor.ts';
-import { missingPermissions, type Principal } from '../model/principal.ts';
+import { assertHolds, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
-import { PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
+import { MAX_PASSWORD_BYTES, PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { LoginLockout } from './login-lockout.ts';
 import type { Sessions } from './sessions.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
@@ -29,15 +29,28 @@ export const LOGIN_SCHEMA = { type: 'string', minLength: 3, maxLength: 64, patte
 export const EMAIL_SCHEMA = { type: 'string', maxLength: 254, format: 'email' } as const;
 export const NAME_SCHEMA = { type: 'string', maxLength: 200 } as const;
 
+/**
+ * An email that may be left out: null (what a user without one is shown with) or, after
+ * `emptyEmailAsNull`, an empty string. One schema, so a bad address is one error, not three.
+ */
+export const OPTIONAL_EMAIL_SCHEMA = { type: ['string', 'null'], maxLength: 254, format: 'email' } as const;
+
+/** An empty `email` in a user's input means "none", as null does. */
+export function emptyEmailAsNull(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const record = input as Record<string, unknown>;
+  return typeof record.email === 'string' && record.email.trim() === '' ? { ...record, email: null } : input;
+}
+
 const userProperties = {
   login: LOGIN_SCHEMA,
-  email: EMAIL_SCHEMA,
+  email: OPTIONAL_EMAIL_SCHEMA,
   password: PASSWORD_SCHEMA,
   name: NAME_SCHEMA,
   groupIds: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', maxLength: 24 } },
   status: { enum: ['active', 'disabled'] },
 };
-const validateCreate = compileValidator<UserInput>({
+const validateCreate = compileValidator<Omit<UserInput, 'email'> & { email?: string | null }>({
   type: 'object',
   additionalProperties: false,
   required: ['login', 'password'],
@@ -47,7 +60,7 @@ const validateCreate = compileValidator<UserInput>({
 const validateUpdate = compileValidator<Omit<Partial<UserInput>, 'email'> & { email?: string | null }>({
   type: 'object',
   additionalProperties: false,
-  properties: { ...userProperties, email: { anyOf: [EMAIL_SCHEMA, { type: 'string', maxLength: 0 }, { type: 'null' }] } },
+  properties: userProperties,
 });
 
 export interface PublicUser {
@@ -82,7 +95,7 @@ export const loginKey = (login: string): string => login.trim().toLowerCase();
 const emailKey = (email: string): string => email.trim().toLowerCase();
 
 export function assertPasswordFits(password: string | undefined): void {
-  if (password !== undefined && Buffer.byteLength(password, 'utf8') > 72) {
+  if (password !== undefined && Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
     throw badRequest('Invalid request body: password must be at most 72 bytes', [{ field: 'password', message: 'must be at most 72 bytes' }]);
   }
 }
@@ -152,11 +165,11 @@ export class UsersService {
   async create(input: unknown, options: { actor?: CallerActor; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = validateCreate(rest);
+    const valid = validateCreate(emptyEmailAsNull(rest));
     assertPasswordFits(valid.password);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
     const groups = await this.groups.requireAll(groupIds);
-    if (options.actor) assertGrantable(options.actor.principal, permissionsOfGroups(groups), 'put a user into groups granting');
+    if (options.actor) assertHolds(options.actor.principal, permissionsOfGroups(groups), 'put a user into groups granting');
     const now = new Date();
     try {
       const user = await this.users.insertOne({
@@ -184,13 +197,13 @@ export class UsersService {
   /** Admin update: any field. Password or status changes end the user's sessions. */
   async update(id: string, input: unknown, actor: CallerActor): Promise<UserDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const changes = validateUpdate(rest);
+    const changes = validateUpdate(emptyEmailAsNull(rest));
     const user = await this.get(id);
     assertShownUnchanged(shown, user);
     await this.assertCanManage(user, actor.principal);
     if (changes.groupIds !== undefined) {
       const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
-      assertGrantable(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
+      assertHolds(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
     }
     const updated = await this.apply(user, changes);
     await this.audit.change(actor, { action: 'user_updated', message: `User ${updated.login} updated`, source: 'users' });
@@ -200,7 +213,7 @@ export class UsersService {
   private async assertCanManage(user: UserDoc, actor: Principal): Promise<void> {
     if (user.groupIds.length === 0) return;
     const groups = await this.store.collection<GroupDoc>('groups').find({ _id: { $in: user.groupIds } });
-    assertGrantable(actor, permissionsOfGroups(groups), 'manage a user holding');
+    assertHolds(actor, permissionsOfGroups(groups), 'manage a user holding');
   }
 
   /** Applies validated changes; shared by the admin route and the profile route. */
@@ -250,6 +263,9 @@ export class UsersService {
    */
   async unlock(id: string, actor: CallerActor): Promise<{ user: UserDoc; wasLocked: boolean }> {
     const user = await this.get(id);
+    // As for any change to the user: a caller cannot unlock a user stronger than themselves
+    // (else manage_users alone could reset the lockout on an administrator's login and go on guessing).
+    await this.assertCanManage(user, actor.principal);
     const wasLocked = await this.lockout.unlock(loginKey(user.login));
     await this.audit.change(actor, { action: 'user_unlocked', message: `User ${user.login} unlocked${wasLocked ? '' : ' (was not locked)'}`, source: 'users', statusCode: 200 });
     return { user, wasLocked };
@@ -288,11 +304,6 @@ export class UsersService {
     const filter: Filter = { groupIds: { $has: admins._id }, status: 'active' };
     return (await this.users.count(filter)) <= 1;
   }
-}
-
-function assertGrantable(actor: Principal, permissions: readonly string[], what: string): void {
-  const missing = missingPermissions(actor, permissions);
-  if (missing.length > 0) throw forbidden(`You cannot ${what} permissions you do not have: ${missing.join(', ')}`);
 }
 
 function duplicateUser(error: unknown): unknown {

@@ -211,6 +211,8 @@ describe('query parameters', () => {
     ['page=0', 'Query parameter "page" must be a positive integer'],
     ['page=two', 'Query parameter "page" must be a positive integer'],
     ['page=9999999999', 'Query parameter "page" must be a positive integer'],
+    ['search=%00zzz', 'Query parameter "search" must not contain NUL characters'],
+    ['title=a%00b', 'Query parameter "title" must not contain NUL characters'],
   ])('GET ?%s is a 400', async (query, error) => {
     expectClientError(await t.api('GET', `${PATH}?${query}`), 400, error);
   });

@@ -174,6 +174,24 @@ describe('changing and revoking a key', () => {
     expect(widened.status).toBe(403);
   });
 
+  it('a caller without a key\'s permissions cannot lengthen its life or revive it, but may shorten it or revoke it', async () => {
+    const soon = new Date(Date.now() + 86_400_000).toISOString();
+    const { id, key } = await createKey(['view', 'view_logs'], { expiresAt: soon });
+    const apiManager = await createUserWith(t, ['manage_api']);
+    for (const expiresAt of [null, new Date(Date.now() + 30 * 86_400_000).toISOString()]) {
+      const res = await t.api('PUT', `/api/api-keys/${id}`, { token: apiManager.token, body: { expiresAt } });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toBe('You cannot extend a key holding permissions you do not have: view, view_logs');
+    }
+    expect((await t.api('GET', `/api/api-keys/${id}`, { token: admin })).body.data.expiresAt).toBe(soon);
+    const sooner = new Date(Date.now() + 3_600_000).toISOString();
+    const shortened = await t.api('PUT', `/api/api-keys/${id}`, { token: apiManager.token, body: { expiresAt: sooner } });
+    expect(shortened.status, shortened.text).toBe(200);
+    expect(shortened.body.data.expiresAt).toBe(sooner);
+    expect((await t.api('DELETE', `/api/api-keys/${id}`, { token: apiManager.token })).status).toBe(200);
+    expect((await t.api('GET', '/api/users', { apiKey: key })).status).toBe(401);
+  });
+
   it('a permission change applies on the next request', async () => {
     const { id, key } = await createKey(['view']);
     expect((await t.api('GET', '/api/users', { apiKey: key })).status).toBe(200);

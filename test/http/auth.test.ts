@@ -72,6 +72,16 @@ describe('login', () => {
     expect(typeof res.body.error).toBe('string');
   });
 
+  it('a password longer than bcrypt reads (72 bytes) never matches, though it starts with the right one', async () => {
+    const user = await createUserWith(t, ['view']);
+    const exact = 'a'.repeat(72);
+    expect((await t.api('PUT', `/api/users/${user.userId}`, { token: await t.adminToken(), body: { password: exact } })).status).toBe(200);
+    expect((await t.api('POST', '/api/auth/login', { body: { login: user.login, password: exact } })).status).toBe(200);
+    const longer = await t.api('POST', '/api/auth/login', { body: { login: user.login, password: `${exact}b` } });
+    expect(longer.status).toBe(401);
+    expect(longer.body).toEqual({ success: false, error: 'Invalid login or password' });
+  });
+
   it('a refresh token is not accepted as an access token, nor the reverse', async () => {
     const session = await t.login();
     expect((await t.api('GET', '/api/users', { token: session.refreshToken })).status).toBe(401);
@@ -106,5 +116,24 @@ describe('refresh rotation and logout', () => {
 
   it('logout without credentials is a 401', async () => {
     expect((await t.api('POST', '/api/auth/logout')).status).toBe(401);
+  });
+
+  it('refresh without a refresh token (none in the body, no cookie) is a 400 naming it', async () => {
+    const res = await t.api('POST', '/api/auth/refresh', { body: {} });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Invalid request body: refreshToken is required', details: [{ field: 'refreshToken', message: 'is required' }] });
+  });
+
+  it('logout with the access token of one session and the refresh token of another is a 400 that ends neither', async () => {
+    const user = await createUserWith(t, ['view']);
+    const one = await t.login(user.login, user.password);
+    const two = await t.login(user.login, user.password);
+    const res = await t.api('POST', '/api/auth/logout', { token: one.accessToken, body: { refreshToken: two.refreshToken } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('The refreshToken belongs to another session than the access token; log out of each on its own');
+    expect((await t.api('GET', '/api/profile', { token: one.accessToken })).status).toBe(200);
+    expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken: two.refreshToken } })).status).toBe(200);
+    // Its own session's refresh token sent along (as dynctl does) is fine.
+    expect((await t.api('POST', '/api/auth/logout', { token: one.accessToken, body: { refreshToken: one.refreshToken } })).status).toBe(200);
   });
 });

@@ -86,6 +86,35 @@ describe('login lockout', () => {
   });
 });
 
+describe('login lockout under concurrent guesses', () => {
+  // Passwords checked at a realistic cost (bcrypt's checks are spread over several event-loop
+  // turns), so that guesses sent together are all in flight at once, as an attacker's would be.
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ BCRYPT_ROUNDS: '10' });
+    const admin = await t.adminToken();
+    expect((await t.api('PUT', '/api/settings', { token: admin, body: { lockoutThreshold: 3 } })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('at most 3 passwords are checked, and the right one sent behind the wrong ones does not get in', async () => {
+    const user = await createUserWith(t, ['view']);
+    const passwords = [...Array.from({ length: 29 }, (_, i) => `wrong-password-${i}`), user.password];
+    const responses = await Promise.all(passwords.map((password) => t.api('POST', '/api/auth/login', { body: { login: user.login, password } })));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401 || s === 200).length).toBeLessThanOrEqual(3);
+    expect(statuses.filter((s) => s !== 401 && s !== 200).every((s) => s === 429)).toBe(true);
+    expect(statuses.at(-1)).not.toBe(200);
+    // Refused before a check, a guess is told to come back; by then the checked ones have failed.
+    expect(responses.find((r) => r.status === 429)?.body).toEqual({ success: false, error: 'Too many login attempts at once; try again in a moment' });
+    const after = await t.api('POST', '/api/auth/login', { body: { login: user.login, password: user.password } });
+    expect(after.status).toBe(429);
+    expect(after.body.error).toMatch(new RegExp(`^${LOCKED} `));
+  });
+});
+
 describe('rate limit', () => {
   let t: TestServer;
   let admin: string;

@@ -127,8 +127,19 @@ describe('updating name and email', () => {
     expect(await profileOf(user.token)).toEqual(before);
   });
 
-  it.each<[string, string | unknown]>([
+  it.each<[string, unknown]>([
     ['an empty body', {}],
+    ['only members the service keeps', { lastLoginAt: '2000-01-01T00:00:00Z', updatedAt: '2000-01-01T00:00:00Z' }],
+  ])('takes %s as no change (200, the profile as it is), as PUT /api/users/:id does', async (_name, body) => {
+    const user = await createUserWith(t, ['view']);
+    const before = await profileOf(user.token);
+    const res = await t.api('PUT', '/api/profile', { token: user.token, body });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toEqual(before);
+    expect(await profileOf(user.token)).toEqual(before);
+  });
+
+  it.each<[string, string | unknown]>([
     ['a wrong type', { name: 5 }],
     ['an invalid email', { email: 'nope' }],
     ['an operator-shaped value', { email: { $ne: null } }],

@@ -221,6 +221,16 @@ describe('audit log maintenance', () => {
     expect((await t.api('GET', '/api/settings', { token: admin })).body.data.logsCount).toBe(1);
   });
 
+  it('the log deletes take no query parameters: `?before=` is a 400 that deletes nothing', async () => {
+    const before = (await t.api('GET', '/api/settings', { token: admin })).body.data.logsCount;
+    for (const path of ['/api/settings/logs?before=2026-01-01', '/api/settings/logs/old?days=1']) {
+      const res = await t.api('DELETE', path, { token: admin });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/^Unknown query parameter "(before|days)"$/);
+    }
+    expect((await t.api('GET', '/api/settings', { token: admin })).body.data.logsCount).toBeGreaterThanOrEqual(before);
+  });
+
   it('DELETE /api/settings/logs/old removes only entries older than logRetentionDays', async () => {
     const logs = t.server.services.store.collection('logs');
     const old = (days: number) => ({

@@ -124,6 +124,8 @@ describe('listing users', () => {
     ['a non-numeric page', '?page=two'],
     ['a zero limit', '?limit=0'],
     ['a negative page', '?page=-1'],
+    // SQLite reads a bound text up to a NUL: this search would match everyone.
+    ['a NUL character in the search', '?search=%00zzz'],
   ])('refuses %s with 400', async (_name, query) => {
     const res = await t.api('GET', `/api/users${query}`, { token: admin });
     expect(res.status).toBe(400);
@@ -144,6 +146,28 @@ describe('a user as the API shows it, sent back', () => {
     expect((await getUser(user._id)).name).toBe('Round Tripped');
     const withId = await t.api('POST', '/api/users', { token: admin, body: { _id: 'ffffffffffffffffffffffff', login: `rt-${Date.now().toString(36)}`, password: 'round-trip-pass-1' } });
     expect(withId.body.error).toBe('Invalid request body: _id is assigned by the service');
+  });
+
+  it('a POST of a shown user without its _id creates a copy, `email: null` (no email) included', async () => {
+    const user = await createUser({ name: 'No Mail' });
+    const { _id, ...shown } = await getUser(user._id);
+    expect(shown.email).toBeNull();
+    const copy = await t.api('POST', '/api/users', { token: admin, body: { ...shown, login: uniqueLogin('copy'), password: 'copy-password-1' } });
+    expect(copy.status, copy.text).toBe(201);
+    expect(copy.body.data).toMatchObject({ name: 'No Mail', email: null });
+    // An empty email means none too, on create as on update.
+    const blank = await t.api('POST', '/api/users', { token: admin, body: { login: uniqueLogin('blank'), password: 'copy-password-1', email: '' } });
+    expect(blank.status, blank.text).toBe(201);
+    expect(blank.body.data.email).toBeNull();
+  });
+
+  it('a bad email is one error, named as such, on create and update', async () => {
+    const user = await createUser();
+    for (const [method, url] of [['POST', '/api/users'], ['PUT', `/api/users/${user._id}`]] as const) {
+      const res = await t.api(method, url, { token: admin, body: { ...(method === 'POST' ? { login: uniqueLogin('bad'), password: 'user-password-1' } : {}), email: 'bad' } });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, error: 'Invalid request body: email must match format "email"', details: [{ field: 'email', message: 'must match format "email"' }] });
+    }
   });
 });
 
@@ -445,6 +469,8 @@ describe('privilege: manage_users alone never reaches other permissions', () => 
     ['change an administrator\'s password', 'PUT', () => `/api/users/${adminId}`, { password: 'taken-over-1' }],
     ['disable an administrator', 'PUT', () => `/api/users/${adminId}`, { status: 'disabled' }],
     ['delete an administrator', 'DELETE', () => `/api/users/${adminId}`, undefined],
+    // Else manage_users alone could lift the lockout on an administrator's login and go on guessing.
+    ['unlock an administrator', 'POST', () => `/api/users/${adminId}/unlock`, undefined],
   ])('cannot %s (403) and nothing changes', async (_name, method, url, body) => {
     const before = await getUser(adminId);
     const res = await t.api(method, url(), { token: usersOnly, ...(body ? { body } : {}) });
@@ -471,6 +497,19 @@ describe('privilege: manage_users alone never reaches other permissions', () => 
     expect(narrow.status).toBe(201);
     const widen = await t.api('PUT', `/api/groups/${narrow.body.data._id}`, { token: usersOnly, body: { permissions: ['manage_users', 'view_logs'] } });
     expect(widen.status).toBe(403);
+  });
+
+  it('cannot change or delete a group holding a permission it lacks, even an empty one (403)', async () => {
+    const strong = await t.api('POST', '/api/groups', { token: admin, body: { name: `strong-${uniqueLogin('g')}`, permissions: ['manage_api'] } });
+    expect(strong.status).toBe(201);
+    const id = strong.body.data._id;
+    const narrowed = await t.api('PUT', `/api/groups/${id}`, { token: usersOnly, body: { permissions: [] } });
+    expect(narrowed.status).toBe(403);
+    expect(narrowed.body.error).toBe('You cannot change a group holding permissions you do not have: manage_api');
+    const deleted = await t.api('DELETE', `/api/groups/${id}`, { token: usersOnly });
+    expect(deleted.status).toBe(403);
+    expect(deleted.body.error).toBe('You cannot delete a group holding permissions you do not have: manage_api');
+    expect((await t.api('GET', `/api/groups/${id}`, { token: admin })).body.data.permissions).toEqual(['manage_api']);
   });
 });
 

@@ -1,7 +1,7 @@
 import { publicApiKey } from '../../services/api-keys.ts';
 import type { Services } from '../container.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -28,7 +28,7 @@ export function apiKeyRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, publicApiKey(doc));
   });
 
-  router.delete('/api-keys/:id', manage, async (ctx) => {
+  router.delete('/api-keys/:id', manage, noQuery, async (ctx) => {
     const doc = await services.apiKeys.revoke(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicApiKey(doc));
   });

@@ -1,4 +1,4 @@
-import { unauthorized } from '../../lib/errors.ts';
+import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { Services } from '../container.ts';
 import type { LoginResult } from '../../services/auth.ts';
 import { ACCESS_COOKIE } from '../middleware/authenticate.ts';
@@ -42,7 +42,8 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     const fromBody = services.auth.parseRefresh(ctx.request.body);
     const fromCookie = ctx.cookies.get(REFRESH_COOKIE);
     const token = fromBody ?? fromCookie;
-    if (!token) throw unauthorized('refreshToken is required');
+    // Neither in the body nor as the cookie: a missing field (400), as for any other body.
+    if (!token) throw badRequest('Invalid request body: refreshToken is required', [{ field: 'refreshToken', message: 'is required' }]);
     // The csrf middleware ran before this route found the refresh cookie: check here.
     if (!fromBody) {
       ctx.state.authVia = 'cookie';
@@ -59,7 +60,7 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     const { refreshToken, all } = services.auth.parseLogout(ctx.request.body);
     const principal = ctx.state.principal;
     if (principal?.kind === 'user') {
-      await services.auth.logout(principal, { all }, requestInfo(ctx));
+      await services.auth.logout(principal, { all, ...(refreshToken !== undefined ? { refreshToken } : {}) }, requestInfo(ctx));
     } else if (refreshToken) {
       await services.auth.logoutWithRefreshToken(refreshToken, { all }, requestInfo(ctx));
     } else {

@@ -5,7 +5,7 @@ import type { CronActor, CronJobsService } from '../../services/cron-jobs.ts';
 import { publicCronJob } from '../../services/cron-jobs.ts';
 import { publicCronRun, type CronRunsService } from '../../services/cron-runs.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
@@ -34,7 +34,7 @@ export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsServ
     ok(ctx, publicCronJob(await cronJobs.update(current._id, ctx.request.body, actor(ctx))));
   });
 
-  router.delete('/cron/:id', manage, async (ctx) => {
+  router.delete('/cron/:id', manage, noQuery, async (ctx) => {
     const current = await job(ctx);
     const deleted = await cronJobs.delete(current._id, actor(ctx));
     await cronRuns.deleteOfJob(deleted._id);

@@ -1,6 +1,6 @@
 import type { Services } from '../container.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, readQuery } from '../query.ts';
+import { listQuery, noQuery, readQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { RawActor } from '../../services/raw/adapter.ts';
@@ -24,7 +24,7 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
   router.post('/database/collections/:name', allowed, async (ctx) => {
     ok(ctx, await raw.create(name(ctx), ctx.request.body, actor(ctx)), { status: 201 });
   });
-  router.delete('/database/collections/:name', allowed, async (ctx) => {
+  router.delete('/database/collections/:name', allowed, noQuery, async (ctx) => {
     ok(ctx, { deleted: await raw.clear(name(ctx), actor(ctx)) });
   });
   router.get('/database/collections/:name/:id', allowed, async (ctx) => {
@@ -33,7 +33,7 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
   router.put('/database/collections/:name/:id', allowed, async (ctx) => {
     ok(ctx, await raw.replace(name(ctx), ctx.params.id as string, ctx.request.body, actor(ctx)));
   });
-  router.delete('/database/collections/:name/:id', allowed, async (ctx) => {
+  router.delete('/database/collections/:name/:id', allowed, noQuery, async (ctx) => {
     ok(ctx, await raw.delete(name(ctx), ctx.params.id as string, actor(ctx)));
   });
 }

@@ -6,7 +6,7 @@ import { endpointDocs, endpointExamples } from '../../runtime/endpoint-docs.ts';
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -57,7 +57,7 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     const group = await services.endpointGroups.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
-  router.delete('/endpoints/groups/:id', write, async (ctx) => {
+  router.delete('/endpoints/groups/:id', write, noQuery, async (ctx) => {
     const group = await services.endpointGroups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
@@ -81,7 +81,7 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     const endpoint = await services.endpoints.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });
-  router.delete('/endpoints/:id', write, async (ctx) => {
+  router.delete('/endpoints/:id', write, noQuery, async (ctx) => {
     const endpoint = await services.endpoints.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });

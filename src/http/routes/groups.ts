@@ -1,7 +1,7 @@
 import type { Services } from '../container.ts';
 import { publicGroup } from '../../services/groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -28,7 +28,7 @@ export function groupRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, publicGroup(group));
   });
 
-  router.delete('/groups/:id', write, async (ctx) => {
+  router.delete('/groups/:id', write, noQuery, async (ctx) => {
     const group = await services.groups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicGroup(group));
   });

@@ -2,7 +2,7 @@ import type { Services } from '../container.ts';
 import { toPlain } from '../../services/settings.ts';
 import { setShownFieldsAside } from '../../services/shown-fields.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { readQuery } from '../query.ts';
+import { noQuery, readQuery } from '../query.ts';
 import { ok } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -21,12 +21,12 @@ export function settingsRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { ...settings, logsCount: await services.audit.count() });
   });
 
-  router.delete('/settings/logs', manage, async (ctx) => {
+  router.delete('/settings/logs', manage, noQuery, async (ctx) => {
     const deleted = await services.audit.clear(requireActor(ctx));
     ok(ctx, { deleted });
   });
 
-  router.delete('/settings/logs/old', manage, async (ctx) => {
+  router.delete('/settings/logs/old', manage, noQuery, async (ctx) => {
     const days = (await services.settings.get()).logRetentionDays;
     const deleted = await services.audit.purgeOlderThan(days, requireActor(ctx));
     ok(ctx, { deleted, olderThanDays: days });

@@ -1,7 +1,7 @@
 import type { Services } from '../container.ts';
 import { publicUser } from '../../services/users.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -35,7 +35,7 @@ export function userRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { ...publicUser(user), wasLocked });
   });
 
-  router.delete('/users/:id', write, async (ctx) => {
+  router.delete('/users/:id', write, noQuery, async (ctx) => {
     const user = await services.users.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicUser(user));
   });

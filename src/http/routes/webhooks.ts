@@ -6,7 +6,7 @@ import { TEST_EVENT } from '../../model/webhook.ts';
 import { publicDelivery, type WebhookDeliveriesService } from '../../services/webhook-deliveries.ts';
 import { publicWebhook, type WebhookActor, type WebhooksService } from '../../services/webhooks.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery } from '../query.ts';
+import { listQuery, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
@@ -35,7 +35,7 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
     ok(ctx, publicWebhook(await webhooks.update(current._id, ctx.request.body, actor(ctx))));
   });
 
-  router.delete('/webhooks/:id', manage, async (ctx) => {
+  router.delete('/webhooks/:id', manage, noQuery, async (ctx) => {
     const current = await hook(ctx);
     ok(ctx, publicWebhook(await webhooks.delete(current._id, actor(ctx))));
   });
