@@ -80,6 +80,20 @@ export function recordOwners(endpoints: ReadonlyArray<{ method: string; path: st
   };
 }
 
+/**
+ * The path as requests reach it: each segment percent-encoded as the engine fills a parameter
+ * (`/api/shops/:shopId/items` names the shop whose id is ":shopId", stored as
+ * `/api/shops/%3AshopId/items`), so records imported on a path are the ones a GET of that path
+ * lists. Paths written by an export are already in this form. Null for a malformed %-escape.
+ */
+export function canonicalPath(raw: string): string | null {
+  try {
+    return normalizePath(raw).split('/').map((segment) => encodeURIComponent(decodeURIComponent(segment))).join('/');
+  } catch {
+    return null;
+  }
+}
+
 /** A record checked and ready to stage, its owner named by key (see recordOwners). */
 export interface StagedRow extends RecordRow {
   ownerKey: string;
@@ -95,8 +109,12 @@ export function checkData(data: BundleData, ownerOf: OwnerOf): { rows: StagedRow
   const seen = new Set<string>();
   const now = new Date();
   for (const [rawPath, list] of Object.entries(data)) {
-    const resourcePath = normalizePath(rawPath);
     const at = `data.${rawPath}`;
+    const resourcePath = canonicalPath(rawPath);
+    if (resourcePath === null) {
+      problems.push({ field: at, message: 'is not a valid path (a malformed %-escape)' });
+      continue;
+    }
     const ownerKey = ownerOf(resourcePath);
     if (ownerKey === null) {
       problems.push({ field: at, message: `no endpoint in the bundle or the store serves ${resourcePath}` });

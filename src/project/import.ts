@@ -14,13 +14,12 @@
 // deletes the stage and leaves the records as they were.
 import { AppError, badRequest } from '../lib/errors.ts';
 import type { Line } from '../lib/json-lines.ts';
-import { normalizePath } from '../lib/paths.ts';
 import type { Actor } from '../model/actor.ts';
 import { DEFAULT_SETTINGS } from '../services/settings.ts';
 import { applyChanges, counts, exclusive, planBundle, refuseEmpty, throwProblems, withRestore, type ApplyResult, type Plan } from './apply.ts';
 import type { Bundle } from './bundle.ts';
 import { checkBundleShape } from './bundle-shape.ts';
-import { checkData, checkRecord, recordOwners, type OwnerOf } from './data.ts';
+import { canonicalPath, checkData, checkRecord, recordOwners, type OwnerOf } from './data.ts';
 import { summarize } from './diff.ts';
 import { JSONL_FORMAT, JSONL_VERSION } from './export-stream.ts';
 import { bundleOf, endpointKind, KINDS, specsOf, type KindName } from './kinds/index.ts';
@@ -69,7 +68,7 @@ export async function importBundle(bundle: Bundle, options: ImportOptions, servi
     const checked = checkData(bundle.data, await ownersFor(services, plan, prune));
     throwProblems(checked.problems.map((p) => ({ path: p.field, message: p.message })));
     await RecordStage.sweepStale(services.store);
-    const stage = new RecordStage(services.store);
+    const stage = new RecordStage(services.store, options.mode);
     try {
       for (const row of checked.rows) await stage.add(row, `data.${row.resourcePath}`);
       return await commit(services, bundle, plan, stage, options);
@@ -128,7 +127,7 @@ export async function importJsonLines(lines: AsyncIterable<Line>, options: Impor
 
     return await exclusive(services, async () => {
       const plan = await planBundle(services, bundle, { prune });
-      const stage = new RecordStage(services.store);
+      const stage = new RecordStage(services.store, options.mode);
       try {
         let withData = dataFlag === true;
         if (line?.kind === 'record') {
@@ -193,7 +192,8 @@ async function ownersFor(services: ProjectServices, plan: Plan, prune: boolean):
 function recordOf(line: ParsedLine, ownerOf: OwnerOf, now: Date) {
   const path = line.value.path;
   if (typeof path !== 'string' || path.trim() === '') throw lineError(line.number, 'path must be a collection path such as /api/items');
-  const resourcePath = normalizePath(path);
+  const resourcePath = canonicalPath(path);
+  if (resourcePath === null) throw lineError(line.number, 'path is not a valid path (a malformed %-escape)');
   const ownerKey = ownerOf(resourcePath);
   if (ownerKey === null) throw lineError(line.number, `path: no endpoint in the bundle or the store serves ${resourcePath}`);
   const row = checkRecord(objectField(line, 'record'), `line ${line.number}: record`, resourcePath, now);

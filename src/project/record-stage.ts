@@ -31,9 +31,12 @@ export class RecordStage {
   readonly owners = new Set<string>();
   private pending: Pending[] = [];
   private readonly store: Store;
+  private readonly mode: 'merge' | 'replace';
 
-  constructor(store: Store) {
+  /** `merge`: a record may overwrite the stored one with its id only on the same path (see `assertSamePaths`). */
+  constructor(store: Store, mode: 'merge' | 'replace') {
     this.store = store;
+    this.mode = mode;
   }
 
   /** Deletes stages left by imports whose process died (older than a day). */
@@ -58,6 +61,7 @@ export class RecordStage {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
+    if (this.mode === 'merge') await this.assertSamePaths(batch);
     try {
       await this.store.collection(STAGING).insertMany(batch.map((item) => item.doc));
     } catch (error) {
@@ -88,6 +92,30 @@ export class RecordStage {
   async discard(): Promise<void> {
     this.pending = [];
     await this.store.collection(STAGING).deleteMany({ stageId: this.stageId });
+  }
+
+  /**
+   * A merged record overwrites the stored record with its id, which must be a record of the same
+   * path: else the import would silently take a record away from a path the bundle never named
+   * (and from whatever refers to it there). A 400 naming both paths instead; nothing is written.
+   * One indexed lookup per path in the batch, and nothing read when no id clashes.
+   */
+  private async assertSamePaths(batch: Pending[]): Promise<void> {
+    const byPath = new Map<string, Pending[]>();
+    for (const item of batch) {
+      const path = item.doc.resourcePath as string;
+      const items = byPath.get(path);
+      if (items) items.push(item);
+      else byPath.set(path, [item]);
+    }
+    for (const [path, items] of byPath) {
+      const [clash] = await this.store.collection(RECORDS).find({ _id: { $in: items.map((item) => item.doc.targetId as string) }, resourcePath: { $ne: path } }, { limit: 1 });
+      if (!clash) continue;
+      const item = items.find((candidate) => candidate.doc.targetId === clash._id) ?? items[0];
+      const field = item?.at.startsWith('line ') ? `${item.at}: record._id` : `${item?.at ?? 'a record'}._id`;
+      const message = `is the id of a record of ${String(clash.resourcePath)}; an import cannot move it to ${path}`;
+      throw badRequest(`Invalid bundle: ${field} ${message}`, [{ field, message }]);
+    }
   }
 
   /** The 400 for a batch refused as a duplicate: the first record whose id came before (in this batch or an earlier one). */

@@ -107,6 +107,34 @@ describe('import', () => {
     expect((await exportJson(target)).endpoints).toEqual([]);
   });
 
+  it('merge refuses a record whose id belongs to a record of another path, and changes nothing', async () => {
+    const target = await freshServer();
+    await post(target, '/api/project/import?mode=replace', await exportJson(source, '&data=true'));
+    await post(target, '/api/project/apply', { endpoints: [{ name: 'Notes', path: '/api/notes', method: 'POST', accessType: 'public', schema: {} }] });
+    const before = await exportJson(target, '&data=true');
+    const res = await post(target, '/api/project/import?mode=merge', { data: { '/api/notes': [{ _id: ids.categoryId, title: 'stolen' }] } });
+    expect(res.status).toBe(400);
+    const message = `is the id of a record of /api/shop/categories; an import cannot move it to /api/notes`;
+    expect(res.body).toEqual({ success: false, error: `Invalid bundle: data./api/notes._id ${message}`, details: [{ field: 'data./api/notes._id', message }] });
+    expect((await target.api('GET', `/api/shop/categories/${ids.categoryId}`)).status).toBe(200);
+    expect(await exportJson(target, '&data=true')).toEqual(before);
+  });
+
+  it('records on a parameter path land on the path as requests reach it (`:shopId` is a value, percent-encoded like any other)', async () => {
+    const target = await freshServer();
+    await post(target, '/api/project/apply', { endpoints: [{ name: 'Items', path: '/api/shops/:shopId/items', method: 'GET', accessType: 'public', schema: { label: { type: 'string' } } }] });
+    const id = '6b09b0df031e919c8cff9997';
+    const res = await post(target, '/api/project/import?mode=merge', { data: { '/api/shops/:shopId/items': [{ _id: id, label: 'literal' }], '/api/shops/a%20b/items': [{ label: 'spaced' }] } });
+    expect(res.status, res.text).toBe(200);
+    expect((await target.api('GET', '/api/shops/:shopId/items')).body.data.map((r: any) => r._id)).toEqual([id]);
+    expect((await target.api('GET', `/api/shops/:shopId/items/${id}`)).status).toBe(200);
+    expect((await target.api('GET', '/api/shops/a%20b/items')).body.data.map((r: any) => r.label)).toEqual(['spaced']);
+    expect(Object.keys((await exportJson(target, '&data=true')).data).sort()).toEqual(['/api/shops/%3AshopId/items', '/api/shops/a%20b/items']);
+    const malformed = await post(target, '/api/project/import?mode=merge', { data: { '/api/shops/%zz/items': [{ label: 'x' }] } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.details).toEqual([{ field: 'data./api/shops/%zz/items', message: 'is not a valid path (a malformed %-escape)' }]);
+  });
+
   it('merge (the default) adds and updates but deletes nothing', async () => {
     const target = await freshServer();
     await post(target, '/api/project/apply', { groups: [{ name: 'Local' }], endpoints: [{ name: 'Local', path: '/api/local', method: 'GET', accessType: 'public', schema: {} }] });
