@@ -164,11 +164,24 @@ export interface ReferenceField extends FieldReference {
   field: string;
 }
 
+/** One reference value in a record, where it is (`category`, `tags.1`, `sub.c`, `lines.0.product`). */
+export interface ReferenceValue {
+  field: string;
+  ref: string;
+  id: string;
+}
+
 export interface CompiledRecordSchema {
   readonly schema: EndpointSchema;
   readonly fieldNames: readonly string[];
   /** Top-level fields holding record ids (`many` for arrays of ids), for the engine's existence check. */
   readonly referenceFields: readonly ReferenceField[];
+  /**
+   * Every reference value in a validated record, at the top level and inside object children and
+   * array items, for the existence check. `under` limits it to some top-level fields (a PATCH
+   * checks only what it sends).
+   */
+  referencesIn(data: Record<string, unknown>, under?: (field: string) => boolean): ReferenceValue[];
   /** A copy of `data` with the defaults of omitted fields (deep-cloned), at the top level and in object children. Non-objects are returned as they are. */
   applyDefaults(data: Record<string, unknown>): Record<string, unknown>;
   applyDefaults(data: unknown): unknown;
@@ -198,11 +211,20 @@ export function compileRecordSchema(schema: EndpointSchema, options: { eager?: b
     const reference = referenceOf(def);
     if (reference) referenceFields.push({ field, ...reference });
   }
+  // Top-level fields with a reference anywhere in them: only these are walked on a write.
+  const holders = Object.entries(schema).filter(([, def]) => holdsReference(def));
 
   return {
     schema,
     fieldNames: Object.keys(schema),
     referenceFields,
+    referencesIn(data, under) {
+      const out: ReferenceValue[] = [];
+      for (const [field, def] of holders) {
+        if (Object.hasOwn(data, field) && (!under || under(field))) collectReferences(def, data[field], field, out);
+      }
+      return out;
+    },
     applyDefaults: ((data: unknown) => withDefaults(schema, data)) as CompiledRecordSchema['applyDefaults'],
     validate(data) {
       if (!isPlainObject(data)) throw badRequest('Invalid record: the body must be a JSON object', [{ field: '', message: 'must be a JSON object' }]);
@@ -231,6 +253,32 @@ function assertKnownTypes(fields: EndpointSchema): void {
 
 function referenceOf(def: FieldDef): FieldReference | undefined {
   return fieldTypeOf(def.type)?.reference?.(def, referenceOf);
+}
+
+/** Whether a field holds a reference, itself or in its children or items. */
+function holdsReference(def: FieldDef): boolean {
+  const type = fieldTypeOf(def.type);
+  if (type?.reference?.(def, referenceOf)) return true;
+  const children = type?.children?.(def);
+  if (children && Object.values(children).some(holdsReference)) return true;
+  const item = type?.item?.(def);
+  return item !== undefined && holdsReference(item);
+}
+
+function collectReferences(def: FieldDef, value: unknown, at: string, out: ReferenceValue[]): void {
+  if (value === undefined || value === null) return;
+  const type = fieldTypeOf(def.type);
+  const reference = type?.reference?.(def, referenceOf);
+  if (reference && !reference.many) {
+    if (typeof value === 'string') out.push({ field: at, ref: reference.ref, id: value });
+    return;
+  }
+  const children = type?.children?.(def);
+  if (children && isPlainObject(value)) {
+    for (const [name, child] of Object.entries(children)) if (Object.hasOwn(value, name)) collectReferences(child, value[name], `${at}.${name}`, out);
+  }
+  const item = type?.item?.(def);
+  if (item && Array.isArray(value)) value.forEach((element, index) => collectReferences(item, element, `${at}.${index}`, out));
 }
 
 function withDefaults(fields: EndpointSchema, data: unknown): unknown {

@@ -302,7 +302,7 @@ export class Engine {
     readQuery(request.query, []);
     if (method === 'POST') {
       const data = endpoint.schema.validate(endpoint.schema.applyDefaults(request.body));
-      await this.checkReferences(endpoint.schema.referenceFields, data);
+      await this.deps.records.assertReferencesExist(endpoint.schema, data);
       const record = await records.create({ endpointId: endpoint.doc._id, resourcePath, data, retentionDays: endpoint.doc.retentionDays });
       return { status: 201, body: { success: true, data: flattenRecord(record) } };
     }
@@ -317,32 +317,16 @@ export class Engine {
     if (method === 'PUT') {
       // Defaults fill omitted fields on create only (the spec's step 4): a replace keeps what it is sent.
       data = endpoint.schema.validate(request.body);
-      await this.checkReferences(endpoint.schema.referenceFields, data);
+      await this.deps.records.assertReferencesExist(endpoint.schema, data);
     } else {
       if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) throw badRequest('Invalid record: the body must be a JSON object');
       const patch = request.body as Record<string, unknown>;
       data = endpoint.schema.validate({ ...existing.data, ...patch });
-      await this.checkReferences(endpoint.schema.referenceFields.filter((f) => f.field in patch), data);
+      await this.deps.records.assertReferencesExist(endpoint.schema, data, { under: (field) => field in patch });
     }
     const updated = await records.replace(resourcePath, id as string, data, endpoint.doc._id);
     if (!updated) throw notFound('Record not found');
     return { status: 200, body: { success: true, data: flattenRecord(updated) } };
-  }
-
-  /** A reference must name an existing record of the target path: one query per field. */
-  private async checkReferences(fields: readonly ReferenceField[], data: Record<string, unknown>): Promise<void> {
-    for (const field of fields) {
-      const value = data[field.field];
-      if (value === undefined || value === null) continue;
-      const ids = (Array.isArray(value) ? value : [value]) as string[];
-      const found = new Set((await this.deps.records.findByIds(field.ref, ids)).map((r) => r._id));
-      const missing = ids.filter((id) => !found.has(id));
-      if (missing.length > 0) {
-        throw badRequest(`Invalid record: ${field.field} references a record that does not exist in ${field.ref}`, [
-          { field: field.field, message: `unknown record ${missing.slice(0, 5).join(', ')} in ${field.ref}` },
-        ]);
-      }
-    }
   }
 
   /**

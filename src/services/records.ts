@@ -1,7 +1,8 @@
 import type { EventBus, EventName } from '../events/bus.ts';
-import { AppError } from '../lib/errors.ts';
+import { AppError, badRequest } from '../lib/errors.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
+import type { CompiledRecordSchema, ReferenceValue } from '../model/record-schema.ts';
 import { assertFieldPath } from '../store/filter.ts';
 import { DuplicateKeyError, InvalidFilterError, type BatchRecount, type BatchWrite, type FindOptions, type Filter, type JsonRow, type JsonView, type SortSpec, type Store } from '../store/types.ts';
 
@@ -219,6 +220,29 @@ export class RecordsService {
     const read = this.records.findJsonByIdNow;
     if (read === undefined) return undefined;
     return jsonUnder(read(id, RECORD_VIEW_WITH_PATH), resourcePath);
+  }
+
+  /**
+   * 400 unless every reference in `data` (top-level, and inside objects and arrays) names an
+   * existing record of its target path: one query per target path. `under` limits the check to
+   * some top-level fields; `prefix` goes before the field in the error (`data.` for the raw browser).
+   */
+  async assertReferencesExist(schema: CompiledRecordSchema, data: Record<string, unknown>, options: { under?: (field: string) => boolean; prefix?: string } = {}): Promise<void> {
+    const byTarget = new Map<string, ReferenceValue[]>();
+    for (const value of schema.referencesIn(data, options.under)) {
+      const values = byTarget.get(value.ref);
+      if (values) values.push(value);
+      else byTarget.set(value.ref, [value]);
+    }
+    for (const [ref, values] of byTarget) {
+      const found = new Set((await this.findByIds(ref, values.map((v) => v.id))).map((r) => r._id));
+      const missing = values.filter((v) => !found.has(v.id));
+      const first = missing[0];
+      if (!first) continue;
+      const ids = [...new Set(missing.map((v) => v.id))].slice(0, 5).join(', ');
+      const field = `${options.prefix ?? ''}${first.field}`;
+      throw badRequest(`Invalid record: ${first.field} references a record that does not exist in ${ref}`, [{ field, message: `unknown record ${ids} in ${ref}` }]);
+    }
   }
 
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {

@@ -191,6 +191,8 @@ describe('references', () => {
     await define('/api/ft/links', ['GET', 'POST', 'PATCH'], {
       to: { type: 'reference', ref: '/api/ft/targets', required: true },
       many: { type: 'array', items: { type: 'reference', ref: '/api/ft/targets' } },
+      sub: { type: 'object', children: { c: { type: 'reference', ref: '/api/ft/targets' } } },
+      lines: { type: 'array', items: { type: 'object', children: { c: { type: 'reference', ref: '/api/ft/targets' } } } },
     });
     target = (await t.api('POST', '/api/ft/targets', { body: { name: 'target' } })).body.data._id;
     otherPath = (await t.api('POST', '/api/ft/others', { body: { name: 'elsewhere' } })).body.data._id;
@@ -228,8 +230,28 @@ describe('references', () => {
     const before = await total('/api/ft/links');
     const res = await t.api('POST', '/api/ft/links', { body: { to: target, many: [target, NO_SUCH_ID] } });
     expect(res.status, res.text).toBe(400);
-    expect(res.body.error).toBe('Invalid record: many references a record that does not exist in /api/ft/targets');
+    expect(res.body.error).toBe('Invalid record: many.1 references a record that does not exist in /api/ft/targets');
     expect(await total('/api/ft/links')).toBe(before);
+  });
+
+  it('checks references inside objects and array items too, naming where they are', async () => {
+    const ok = await t.api('POST', '/api/ft/links', { body: { to: target, sub: { c: target }, lines: [{ c: target }, {}] } });
+    expect(ok.status, ok.text).toBe(201);
+    const before = await total('/api/ft/links');
+    for (const [body, field] of [
+      [{ to: target, sub: { c: NO_SUCH_ID } }, 'sub.c'],
+      [{ to: target, lines: [{ c: target }, { c: NO_SUCH_ID }] }, 'lines.1.c'],
+    ] as const) {
+      const res = await t.api('POST', '/api/ft/links', { body });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toEqual({ success: false, error: `Invalid record: ${field} references a record that does not exist in /api/ft/targets`, details: [{ field, message: `unknown record ${NO_SUCH_ID} in /api/ft/targets` }] });
+    }
+    expect(await total('/api/ft/links')).toBe(before);
+    // A PATCH checks what it sends: here the nested reference, not the record's other fields.
+    const id = ok.body.data._id;
+    const patched = await t.api('PATCH', `/api/ft/links/${id}`, { body: { lines: [{ c: NO_SUCH_ID }] } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.details).toEqual([{ field: 'lines.0.c', message: `unknown record ${NO_SUCH_ID} in /api/ft/targets` }]);
   });
 
   it.each([

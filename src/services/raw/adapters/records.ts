@@ -21,13 +21,7 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
 
   const checkData = async (schema: CompiledRecordSchema, data: unknown): Promise<Record<string, unknown>> => {
     const valid = schema.validate(schema.applyDefaults(data));
-    for (const field of schema.referenceFields) {
-      const value = valid[field.field];
-      if (value === undefined || value === null) continue;
-      const ids = (Array.isArray(value) ? value : [value]) as string[];
-      const found = new Set((await records.findByIds(field.ref, ids)).map((r) => r._id));
-      if (ids.some((id) => !found.has(id))) throw badRequest(`Invalid record: ${field.field} references a record that does not exist in ${field.ref}`, [{ field: `data.${field.field}`, message: `unknown record in ${field.ref}` }]);
-    }
+    await records.assertReferencesExist(schema, valid, { prefix: 'data.' });
     return valid;
   };
 
