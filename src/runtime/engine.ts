@@ -321,7 +321,11 @@ export class Engine {
     } else {
       if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) throw badRequest('Invalid record: the body must be a JSON object');
       const patch = request.body as Record<string, unknown>;
-      data = endpoint.schema.validate({ ...existing.data, ...patch });
+      // Members of the stored record that the schema no longer has (a field removed since it was
+      // written: schema changes never migrate data) are kept as they are, not validated: else no
+      // PATCH could ever change such a record. Sent in the patch, they are refused as unknown.
+      const { kept, checked } = splitByFields(existing.data, endpoint.schema.fieldNames, patch);
+      data = { ...endpoint.schema.validate({ ...checked, ...patch }), ...kept };
       await this.deps.records.assertReferencesExist(endpoint.schema, data, { under: (field) => field in patch });
     }
     const updated = await records.replace(resourcePath, id as string, data, endpoint.doc._id);
@@ -441,4 +445,15 @@ function notServedResponse(table: RouteTable, method: string, path: string): Eng
 function publicHeaders(headers: EngineRequest['headers']): Record<string, string> {
   const hidden = new Set(['authorization', 'cookie', 'x-api-key', 'x-csrf-token']);
   return Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => typeof e[1] === 'string' && !hidden.has(e[0])));
+}
+
+/** A stored record's members split into those the schema has (or the patch sends) and the others. */
+function splitByFields(data: Record<string, unknown>, fields: readonly string[], patch: Record<string, unknown>): { kept: Record<string, unknown>; checked: Record<string, unknown> } {
+  const kept: Record<string, unknown> = {};
+  const checked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (fields.includes(key) || Object.hasOwn(patch, key)) checked[key] = value;
+    else kept[key] = value;
+  }
+  return { kept, checked };
 }

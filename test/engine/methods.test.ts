@@ -113,3 +113,25 @@ describe('overlapping definitions', () => {
     expect((await t.api('GET', '/api/zoo/nothing/here/at/all')).status).toBe(404);
   });
 });
+
+describe('PATCH after a field left the schema', () => {
+  it('keeps the stored value of the removed field as it is, changes the rest, and refuses the removed field when sent', async () => {
+    const path = '/api/m/shrinking';
+    const created: Record<string, string> = {};
+    for (const method of ['GET', 'POST', 'PATCH']) {
+      const res = await t.api('POST', '/api/endpoints', { token: admin, body: { name: `${method} ${path}`, path, method, accessType: 'public', schema: { name: { type: 'string' }, old: { type: 'string' } } } });
+      expect(res.status, res.text).toBe(201);
+      created[method] = res.body.data._id;
+    }
+    const record = (await t.api('POST', path, { body: { name: 'a', old: 'x' } })).body.data;
+    const shrunk = await t.api('PUT', `/api/endpoints/${created.PATCH}`, { token: admin, body: { schema: { name: { type: 'string' } } } });
+    expect(shrunk.status, shrunk.text).toBe(200);
+    const patched = await t.api('PATCH', `${path}/${record._id}`, { body: { name: 'b' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.data).toMatchObject({ name: 'b', old: 'x' });
+    const refused = await t.api('PATCH', `${path}/${record._id}`, { body: { old: 'y' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('Invalid record: old is not a field of this endpoint');
+    expect((await t.api('GET', `${path}/${record._id}`)).body.data).toMatchObject({ name: 'b', old: 'x' });
+  });
+});
