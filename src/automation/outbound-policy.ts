@@ -7,11 +7,15 @@
 //   request()   at connect time: every hop (redirects are followed by hand and each is checked before
 //               it is sent), and every address a name resolves to, inside the socket's own `lookup`,
 //               so the address checked is the address connected to. A refused target gets no connection.
+// A redirect to another origin drops every credential header (the rule that masks them,
+// model/secret-headers.ts), not only Authorization: what the administrator gave for one origin
+// is never sent to another.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { compileHostPortRules, targetOf, type HostPortMatcher, type HostPortTarget } from '../lib/host-port-rules.ts';
+import { isSecretHeader } from '../model/secret-headers.ts';
 import { blockedReason } from './blocked-addresses.ts';
 
 /** The target is not allowed by the policy. */
@@ -38,6 +42,7 @@ export interface OutboundRequest {
   timeoutMs: number;
   /** The response body is kept up to this many bytes; the rest is not read. */
   maxBodyBytes: number;
+  /** Redirects followed (default 5); 0 answers with the redirect itself, not followed. */
   maxRedirects?: number;
   /** Cancels the request (on shutdown); it then fails with OutboundRequestError "Cancelled". */
   signal?: AbortSignal;
@@ -57,8 +62,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const DEFAULT_MAX_REDIRECTS = 5;
 /** Save-time resolution is advisory (connect time decides): a slow resolver must not hold a save. */
 const SAVE_LOOKUP_TIMEOUT_MS = 2000;
-/** Headers that must not follow a redirect to another origin. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
 export class OutboundPolicy {
   readonly #allow: HostPortMatcher;
@@ -96,11 +99,11 @@ export class OutboundPolicy {
       for (let hop = 0; ; hop++) {
         const response = await this.#send(url, method, headers, body, signal);
         const location = response.headers.location;
-        if (!REDIRECTS.has(response.statusCode ?? 0) || !location) return await readResponse(response, url, request.maxBodyBytes);
+        if (!REDIRECTS.has(response.statusCode ?? 0) || !location || maxRedirects === 0) return await readResponse(response, url, request.maxBodyBytes);
         response.destroy();
         if (hop >= maxRedirects) throw new OutboundRequestError(`Stopped after ${maxRedirects} redirects`);
         const next = parseTarget(new URL(location, url).href);
-        if (next.origin !== url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name];
+        if (next.origin !== url.origin) for (const name of Object.keys(headers)) if (isSecretHeader(name)) delete headers[name];
         if (response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;

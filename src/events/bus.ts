@@ -18,10 +18,14 @@ export interface EventMap {
   'endpoint.created': { id: string; path: string; method: string; endpoint?: Record<string, unknown> };
   'endpoint.updated': { id: string; path: string; method: string; previousPath: string; previousMethod: string; endpoint?: Record<string, unknown> };
   'endpoint.deleted': { id: string; path: string; method: string; endpoint?: Record<string, unknown> };
-  /** A dynamic call that succeeded (status below 400); `source` says who called (http, test, mcp, cron). */
-  'endpoint.called': { endpointId: string; path: string; method: string; statusCode: number; source: string };
-  /** A dynamic call that failed (4xx/5xx). */
-  'api.error': { endpointId: string | null; path: string; method: string; statusCode: number; error: string; source: string };
+  /**
+   * A dynamic call that succeeded (status below 400); `source` says who called (http, test, mcp, cron).
+   * `path` is the path asked for (`/api/v1/shop/items/1`), `resourcePath` the definition's path its
+   * records live under (`/api/shop/items`, `:param`s filled in).
+   */
+  'endpoint.called': { endpointId: string; path: string; resourcePath: string; method: string; statusCode: number; source: string };
+  /** A dynamic call that failed (4xx/5xx); `path` and `resourcePath` as for `endpoint.called`. */
+  'api.error': { endpointId: string | null; path: string; resourcePath?: string; method: string; statusCode: number; error: string; source: string };
   /**
    * A record written through an endpoint (CRUD or a handler's db). `path` is its resourcePath,
    * `endpointId` the definition that wrote it, `record` the record as clients see it

@@ -18,12 +18,17 @@ export const WEBHOOK_EVENTS = [
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const TEST_EVENT = 'webhook.test';
 
-/** Headers a hook may not set: hop-by-hop, framing, and the ones the delivery itself sets. */
-export const RESERVED_HEADERS = new Set([
+/**
+ * Hop-by-hop and framing headers: the HTTP client sets them for each request and each hop, so no
+ * request an administrator configures may (a webhook's `headers`, a cron http action's too).
+ */
+export const FRAMING_HEADERS: ReadonlySet<string> = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'host', 'content-length', 'content-type', 'expect',
-  'x-webhook-id', 'x-webhook-event', 'x-webhook-timestamp', 'x-webhook-signature',
+  'host', 'content-length', 'expect',
 ]);
+
+/** Headers a hook may not set: FRAMING_HEADERS, and the ones the delivery itself sets. */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([...FRAMING_HEADERS, 'content-type', 'x-webhook-id', 'x-webhook-event', 'x-webhook-timestamp', 'x-webhook-signature']);
 
 /** Follow one resource: events whose path is `path` (or under it), or of endpoints in `group`. */
 export interface WebhookFilter {
@@ -54,6 +59,16 @@ export interface WebhookDoc {
 
 export const FAILING_AFTER = 3;
 
+/**
+ * The `nextAttemptAt` of a delivery held while its hook is disabled: never due, until enabling the
+ * hook makes it due at once (WebhooksService.update, in the store, so every instance sees it).
+ * Shown as null. Far ahead, and a date whose ISO text still sorts with the others.
+ */
+export const HELD_UNTIL = new Date('9999-12-31T00:00:00.000Z');
+
+/** Whether a pending delivery is held for its disabled hook. */
+export const isHeld = (delivery: Pick<WebhookDeliveryDoc, 'nextAttemptAt'>): boolean => new Date(delivery.nextAttemptAt).getTime() >= HELD_UNTIL.getTime();
+
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface WebhookDeliveryDoc {
@@ -83,19 +98,16 @@ export const WEBHOOK_PROPERTIES = {
   name: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
   url: { type: 'string', minLength: 1, maxLength: 2000 },
   events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length + 1, uniqueItems: true, items: { enum: [...WEBHOOK_EVENTS, '*'] } },
+  // Nullable as a type list, not `anyOf: [null, …]`: ajv would report "must be null" first, and
+  // the first error is the one a client is shown (`filter` with two keys, an empty `secret`).
   filter: {
-    anyOf: [
-      { type: 'null' },
-      {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        maxProperties: 1,
-        properties: { path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^?#\\s]*$' }, group: { type: 'string', minLength: 1, maxLength: 100 } },
-      },
-    ],
+    type: ['object', 'null'],
+    additionalProperties: false,
+    minProperties: 1,
+    maxProperties: 1,
+    properties: { path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^?#\\s]*$' }, group: { type: 'string', minLength: 1, maxLength: 100 } },
   },
-  secret: { anyOf: [{ type: 'null' }, { type: 'string', minLength: 1, maxLength: 500 }] },
+  secret: { type: ['string', 'null'], minLength: 1, maxLength: 500 },
   enabled: { type: 'boolean' },
   headers: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4000, pattern: '^[^\\r\\n\\u0000]*$' }, propertyNames: { pattern: HEADER_NAME } },
 };

@@ -188,7 +188,7 @@ export class Engine {
     } catch (error) {
       response = this.failure(table, match, request, error);
     }
-    this.record(match.endpoint, request, response.status, response.body);
+    this.record(match, request, response.status, response.body);
     return response;
   }
 
@@ -218,7 +218,7 @@ export class Engine {
     } catch (error) {
       response = this.failure(table, match, request, error);
     }
-    this.record(endpoint, request, response.status, response.body);
+    this.record(match, request, response.status, response.body);
     return response;
   }
 
@@ -236,7 +236,7 @@ export class Engine {
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
     if (!match) return false;
-    this.record(match.endpoint, { ...request, headers: {}, query: {}, body: undefined, source: 'http' }, status, body);
+    this.record(match, { ...request, headers: {}, query: {}, body: undefined, source: 'http' }, status, body);
     return true;
   }
 
@@ -392,11 +392,13 @@ export class Engine {
 
   /**
    * Counts the call (per endpoint and per day), writes the audit entry (buffered) and emits the events webhooks listen to:
-   * `endpoint.called` for a call that succeeded, `api.error` for a 4xx/5xx.
+   * `endpoint.called` for a call that succeeded, `api.error` for a 4xx/5xx. They carry the
+   * resourcePath besides the path asked for, so a webhook's path filter also follows calls made
+   * through the versioned alias.
    */
-  private record(endpoint: CompiledEndpoint, request: EngineRequest, status: number, body: unknown): void {
+  private record(match: RouteMatch, request: EngineRequest, status: number, body: unknown): void {
     const { counter, audit, events } = this.deps;
-    const doc = endpoint.doc;
+    const doc = match.endpoint.doc;
     const source = request.source ?? 'http';
     counter.count(doc._id);
     this.deps.daily.countRequest(source, status);
@@ -417,9 +419,9 @@ export class Engine {
       statusCode: status,
     });
     if (!failed) {
-      if (events.has('endpoint.called')) events.emit('endpoint.called', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, source });
+      if (events.has('endpoint.called')) events.emit('endpoint.called', { endpointId: doc._id, path: request.path, resourcePath: resourcePathOf(match), method: request.method, statusCode: status, source });
     } else if (events.has('api.error')) {
-      events.emit('api.error', { endpointId: doc._id, path: request.path, method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? ''), source });
+      events.emit('api.error', { endpointId: doc._id, path: request.path, resourcePath: resourcePathOf(match), method: request.method, statusCode: status, error: String((body as { error?: unknown }).error ?? ''), source });
     }
   }
 }

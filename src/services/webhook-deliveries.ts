@@ -8,7 +8,7 @@
 // moves nextAttemptAt to the end of the lease, so a delivery whose instance died is due again then.
 import { notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import type { DeliveryStatus, WebhookDeliveryDoc } from '../model/webhook.ts';
+import { isHeld, type DeliveryStatus, type WebhookDeliveryDoc } from '../model/webhook.ts';
 import type { NewDoc, Page, Store } from '../store/types.ts';
 
 export interface AttemptOutcome {
@@ -66,7 +66,7 @@ export class WebhookDeliveriesService {
     );
   }
 
-  /** Gives a claimed delivery back without counting an attempt (its hook is disabled). */
+  /** Gives a claimed delivery back without counting an attempt (shutdown; HELD_UNTIL: its hook is disabled). */
   release(claimed: WebhookDeliveryDoc, at: Date): Promise<WebhookDeliveryDoc | null> {
     return this.deliveries.updateOne({ _id: claimed._id, lease: claimed.lease }, { $set: { nextAttemptAt: at, claimedBy: null } });
   }
@@ -128,7 +128,8 @@ export function publicDelivery(doc: WebhookDeliveryDoc) {
     responseCode: doc.responseCode,
     durationMs: doc.durationMs,
     error: doc.error,
-    nextAttemptAt: doc.status === 'pending' ? new Date(doc.nextAttemptAt).toISOString() : null,
+    // null also while held for a disabled hook: it has no next attempt until the hook is enabled.
+    nextAttemptAt: doc.status === 'pending' && !isHeld(doc) ? new Date(doc.nextAttemptAt).toISOString() : null,
     createdAt: new Date(doc.createdAt).toISOString(),
     updatedAt: new Date(doc.updatedAt).toISOString(),
   };

@@ -46,14 +46,26 @@ const PAYLOADS: Record<string, (data: Data) => unknown> = {
   'record.deleted': (d) => (d as unknown as RecordEvent).record,
 };
 
-/** The path a filter compares with, and the endpoint whose group it compares with; null for user events. */
-function subjectOf(event: string, d: Data): { path: string; endpointId: string | null; groupId?: string | null } | null {
+/**
+ * The paths a filter compares with, and the endpoint whose group it compares with; null for user
+ * events. A definition event: its path. A record event: its resourcePath. A call: the path asked
+ * for and the resourcePath of the definition that served it, so `/api/v1/shop/items` (a versioned
+ * alias) follows a `/api/shop/items` filter.
+ */
+function subjectOf(event: string, d: Data): { paths: string[]; endpointId: string | null; groupId?: string | null } | null {
   if (event.startsWith('user.')) return null;
   if (event.startsWith('endpoint.') && event !== 'endpoint.called') {
     const endpoint = d.endpoint as Data | undefined;
-    return { path: String(d.path), endpointId: String(d.id), ...(endpoint ? { groupId: (endpoint.groupId as string | null) ?? null } : {}) };
+    return { paths: [String(d.path)], endpointId: String(d.id), ...(endpoint ? { groupId: (endpoint.groupId as string | null) ?? null } : {}) };
   }
-  return { path: String(d.path), endpointId: (d.endpointId as string | null) ?? null };
+  const paths = typeof d.resourcePath === 'string' && d.resourcePath !== d.path ? [String(d.path), d.resourcePath] : [String(d.path)];
+  return { paths, endpointId: (d.endpointId as string | null) ?? null };
+}
+
+/** A path filter follows its path and everything below it. */
+function isAtOrBelow(path: string, filterPath: string): boolean {
+  const base = filterPath.replace(/\/+$/, '') || '/';
+  return path === base || path.startsWith(base === '/' ? '/' : `${base}/`);
 }
 
 export class WebhookOutbox implements DurableSink {
@@ -118,10 +130,7 @@ export class WebhookOutbox implements DurableSink {
     if (!filter) return true;
     const subject = subjectOf(event, data);
     if (!subject) return false;
-    if (filter.path !== undefined) {
-      const base = filter.path.replace(/\/+$/, '') || '/';
-      return subject.path === base || subject.path.startsWith(base === '/' ? '/' : `${base}/`);
-    }
+    if (filter.path !== undefined) return subject.paths.some((path) => isAtOrBelow(path, filter.path as string));
     if (filter.group !== undefined) {
       const group = await this.store.collection('endpointgroups').findOne({ nameKey: filter.group.toLowerCase() });
       if (!group) return false;

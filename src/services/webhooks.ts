@@ -8,7 +8,7 @@ import { isId } from '../lib/ids.ts';
 import { principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
-import { FAILING_AFTER, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
+import { FAILING_AFTER, HELD_UNTIL, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
@@ -200,6 +200,11 @@ export class WebhooksService {
       throw duplicateName(error);
     }
     if (!updated) throw notFound('Webhook not found');
+    // Enabled (again): the deliveries the dispatcher held while it was disabled are due now. After
+    // the hook is written, so a dispatcher holding one meanwhile sees it enabled (see its hold()).
+    if (updated.enabled) {
+      await this.store.collection('webhookdeliveries').updateMany({ webhookId: updated._id, status: 'pending', nextAttemptAt: { $gte: HELD_UNTIL } }, { $set: { nextAttemptAt: new Date() } });
+    }
     await this.changed(actor, 'webhook_updated', `Webhook "${updated.name}" updated`, 200);
     return updated;
   }

@@ -27,6 +27,14 @@ beforeAll(async () => {
       res.writeHead(302, { location: `http://2130706433:${targetPort}/landed` });
       return res.end();
     }
+    if (req.url === '/to-localhost') {
+      res.writeHead(302, { location: `http://localhost:${targetPort}/landed` });
+      return res.end();
+    }
+    if (req.url === '/to-self') {
+      res.writeHead(302, { location: '/landed' });
+      return res.end();
+    }
     if (req.url === '/fail') {
       res.statusCode = 503;
       return res.end('down');
@@ -260,6 +268,56 @@ describe('credential headers of http actions', () => {
       const refused = await t.api('POST', '/api/cron', { token: admin, body: { name: unique('masked'), schedule: '0 3 * * *', action: { ...action, headers: { Authorization: '(secret)' } } } });
       expect(refused.status).toBe(400);
       expect(refused.body.details).toEqual([{ field: 'action.headers.Authorization', message: expect.stringMatching(/^\(secret\) keeps the value stored for this header, and none is stored/) }]);
+    } finally {
+      await putSettings({ outboundAllowList: [] });
+    }
+  });
+});
+
+describe('headers of http actions', () => {
+  const credentials = { Authorization: 'Bearer a', 'X-Custom-Token': 'tok', Cookie: 'sid=1', 'X-Api-Key': 'k' };
+
+  it('drops every credential header (and cookies) on a redirect to another origin, and keeps them on the same origin', async () => {
+    // 127.0.0.1 and localhost are two origins of the same listener.
+    await putSettings({ outboundAllowList: [`127.0.0.1:${targetPort}`, `localhost:${targetPort}`] });
+    try {
+      const headers = { ...credentials, 'X-Source': 'dyn' };
+      const away = await createJob({ action: { type: 'http', url: `http://127.0.0.1:${targetPort}/to-localhost`, method: 'GET', headers } });
+      expect((await runNow(away._id)).body.data.status).toBe('ok');
+      expect(hits).toEqual(['GET /to-localhost', 'GET /landed']);
+      expect(lastHeaders['x-source']).toBe('dyn');
+      for (const name of Object.keys(credentials)) expect(lastHeaders[name.toLowerCase()], name).toBeUndefined();
+
+      hits = [];
+      const home = await createJob({ action: { type: 'http', url: `http://127.0.0.1:${targetPort}/to-self`, method: 'GET', headers } });
+      expect((await runNow(home._id)).body.data.status).toBe('ok');
+      expect(hits).toEqual(['GET /to-self', 'GET /landed']);
+      expect(lastHeaders).toMatchObject({ authorization: 'Bearer a', 'x-custom-token': 'tok', cookie: 'sid=1', 'x-source': 'dyn' });
+    } finally {
+      await putSettings({ outboundAllowList: [] });
+    }
+  });
+
+  it.each(['Host', 'Transfer-Encoding', 'Content-Length', 'Connection', 'host'])('refuses %s as a webhook does: 400 naming action.headers.<name>, nothing stored', async (name) => {
+    await putSettings({ outboundAllowList: [`127.0.0.1:${targetPort}`] });
+    try {
+      const action = { type: 'http', url: `http://127.0.0.1:${targetPort}/`, method: 'POST', headers: { 'X-Source': 'dyn', [name]: 'evil.example' } };
+      const jobName = unique('framing');
+      const created = await t.api('POST', '/api/cron', { token: admin, body: { name: jobName, schedule: '0 3 * * *', action } });
+      expect(created.status, created.text).toBe(400);
+      expect(created.body.error).toBe(`Invalid request body: action.headers.${name}: hop-by-hop and framing headers cannot be set (the request sets them itself)`);
+      expect(created.body.details).toEqual([{ field: `action.headers.${name}`, message: expect.any(String) }]);
+      expect((await t.api('GET', `/api/cron/${jobName}`, { token: admin })).status).toBe(404);
+
+      const job = await createJob({ action: { ...action, headers: { 'X-Source': 'dyn', 'Content-Type': 'text/plain' } } });
+      const updated = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { action } });
+      expect(updated.status, updated.text).toBe(400);
+      expect(updated.body.details).toEqual([{ field: `action.headers.${name}`, message: expect.any(String) }]);
+      // The same header on a webhook: the same shape of answer.
+      const hook = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('hook'), url: `http://127.0.0.1:${targetPort}/`, events: ['*'], headers: { [name]: 'x' } } });
+      expect(hook.status).toBe(400);
+      expect(hook.body.error).toMatch(new RegExp(`^Invalid request body: headers\\.${name}: `));
+      expect(hook.body.details).toEqual([{ field: `headers.${name}`, message: expect.any(String) }]);
     } finally {
       await putSettings({ outboundAllowList: [] });
     }

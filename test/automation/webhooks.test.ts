@@ -168,6 +168,24 @@ describe('webhook definitions', () => {
     expect(res.body.details.map((d: any) => d.field)).toContain(field);
   });
 
+  it.each([
+    { name: 'a filter with two keys', body: { filter: { path: '/api/things', group: 'shop' } }, error: 'filter must NOT have more than 1 properties' },
+    { name: 'an empty filter', body: { filter: {} }, error: 'filter must NOT have fewer than 1 properties' },
+    { name: 'a filter path without its slash', body: { filter: { path: 'api/things' } }, error: 'filter.path must match pattern "^/[^?#\\s]*$"' },
+    { name: 'a filter of the wrong type', body: { filter: 'api/things' }, error: 'filter must be object,null' },
+    { name: 'an empty secret', body: { secret: '' }, error: 'secret must NOT have fewer than 1 characters' },
+    { name: 'a secret of the wrong type', body: { secret: 42 }, error: 'secret must be string,null' },
+  ])('names the real problem first for $name, and only it', async ({ body, error }) => {
+    const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('bad'), url: `${receiver.url}/hook`, events: ['*'], ...body } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toBe(`Invalid request body: ${error}`);
+    expect(res.body.details).toHaveLength(1);
+    const hook = await createHook({});
+    const put = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body });
+    expect(put.body.error).toBe(`Invalid request body: ${error}`);
+    await removeHook(hook._id);
+  });
+
   it('refuses a second hook with the same name (409)', async () => {
     const hook = await createHook({});
     const again = await t.api('POST', '/api/webhooks', { token: admin, body: { name: hook.name.toUpperCase(), url: `${receiver.url}/x`, events: ['*'] } });
@@ -230,6 +248,26 @@ describe('deliveries', () => {
     expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(1);
     expect(JSON.parse(request!.body).data.title).toBe('followed');
     await removeHook(hook._id);
+  });
+
+  it('follows calls through the versioned path with a filter on the definition\'s path', async () => {
+    const endpoint = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'versioned', path: '/api/versioned', method: 'POST', accessType: 'public', apiVersion: 'v1', schema: { title: { type: 'string' } } } });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const hook = await createHook({ events: ['*'], filter: { path: '/api/versioned' } });
+    const created = await t.api('POST', '/api/v1/versioned', { body: { title: 'through v1' } });
+    expect(created.status, created.text).toBe(201);
+    const refused = await t.api('POST', '/api/v1/versioned', { body: { title: 42 } });
+    expect(refused.status).toBe(400);
+    const received = await receiver.waitFor(3, { path: `/${hook.name}` });
+    await sleep(300);
+    const payloads = receiver.requestsTo(`/${hook.name}`).map((r) => JSON.parse(r.body));
+    expect(payloads.map((p) => p.event).sort()).toEqual(['api.error', 'endpoint.called', 'record.created']);
+    expect(received).toHaveLength(3);
+    // The data keeps the path the call was made on.
+    expect(payloads.find((p) => p.event === 'endpoint.called').data).toEqual({ path: '/api/v1/versioned', method: 'POST', statusCode: 201 });
+    expect(payloads.find((p) => p.event === 'api.error').data).toMatchObject({ path: '/api/v1/versioned', statusCode: 400 });
+    await removeHook(hook._id);
+    await t.api('DELETE', `/api/endpoints/${endpoint.body.data._id}`, { token: admin });
   });
 
   it('follows the endpoints of one group when the hook has a group filter', async () => {
@@ -352,6 +390,27 @@ describe('deliveries', () => {
     await removeHook(hook._id);
   });
 
+  it('holds the queued deliveries of a disabled hook, unattempted and with no next attempt, and sends them as soon as it is enabled', async () => {
+    const hook = await createHook({});
+    await t.api('POST', '/api/things', { body: { title: 'queued' } });
+    const [first] = await receiver.waitFor(1, { path: `/${hook.name}` });
+    const [delivered] = await until(() => deliveriesOf(hook._id), (list) => list[0]?.status === 'delivered');
+    expect((await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { enabled: false } })).status).toBe(200);
+    // Queued again while the hook is disabled: held, not sent.
+    expect((await t.api('POST', `/api/webhooks/${hook._id}/deliveries/${delivered._id}/redeliver`, { token: admin })).status).toBe(202);
+    await sleep(800);
+    expect(receiver.requestsTo(`/${hook.name}`)).toHaveLength(1);
+    expect((await deliveriesOf(hook._id))[0]).toMatchObject({ status: 'pending', attempts: 0, nextAttemptAt: null });
+
+    const enabledAt = Date.now();
+    expect((await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { enabled: true } })).status).toBe(200);
+    const [, again] = await receiver.waitFor(2, { path: `/${hook.name}`, ms: 3000 });
+    expect(Date.now() - enabledAt).toBeLessThan(1500);
+    expect(again!.headers['x-webhook-id']).toBe(first!.headers['x-webhook-id']);
+    await until(() => deliveriesOf(hook._id), (list) => list[0]?.status === 'delivered');
+    await removeHook(hook._id);
+  });
+
   it('fails a delivery whose target the policy refuses at send time, with no connection made', async () => {
     // Allowed on save, then taken off the allow list: what a DNS change would do to a name.
     await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`, `127.0.0.1:${forbidden.port}`] } });
@@ -364,14 +423,24 @@ describe('deliveries', () => {
     await removeHook(hook._id);
   });
 
-  it('does not follow a redirect, not even to a refused target', async () => {
-    receiver.answer = () => ({ status: 302, headers: { location: `${forbidden.url}/landed` } });
+  it('does not follow a redirect, not even to a refused target, and records its status and where it pointed (no query)', async () => {
+    receiver.answer = () => ({ status: 302, headers: { location: `${forbidden.url}/landed?token=leaked-1` } });
     const hook = await createHook({});
     await t.api('POST', '/api/things', { body: { title: 'redirected' } });
     const [delivery] = await until(() => deliveriesOf(hook._id), (list) => (list[0]?.attempts ?? 0) >= 1);
-    expect(delivery.status).toBe('pending');
-    expect(delivery.error).toMatch(/redirect/i);
+    expect(delivery).toMatchObject({ status: 'pending', responseCode: 302, error: `Redirects are not followed (302 to ${forbidden.url}/landed)` });
     expect(forbidden.connections).toBe(0);
+    const shown = await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin });
+    expect(shown.body.data.lastError).toBe(`Redirects are not followed (302 to ${forbidden.url}/landed)`);
+    await removeHook(hook._id);
+  });
+
+  it('says "elsewhere" for a redirect whose location is not an http(s) URL', async () => {
+    receiver.answer = () => ({ status: 301, headers: { location: 'mailto:ops@example.com?subject=secret' } });
+    const hook = await createHook({});
+    await t.api('POST', '/api/things', { body: { title: 'redirected elsewhere' } });
+    const [delivery] = await until(() => deliveriesOf(hook._id), (list) => (list[0]?.attempts ?? 0) >= 1);
+    expect(delivery).toMatchObject({ responseCode: 301, error: 'Redirects are not followed (301 to elsewhere)' });
     await removeHook(hook._id);
   });
 

@@ -357,14 +357,14 @@ describe('events', () => {
 
       const mine = called.seen.filter((e) => e.path.startsWith(path));
       expect(mine).toEqual([
-        { endpointId: post, path, method: 'POST', statusCode: 201, source: 'http' },
-        { endpointId: get, path: `${path}/${ok.body.data._id}`, method: 'GET', statusCode: 200, source: 'http' },
+        { endpointId: post, path, resourcePath: path, method: 'POST', statusCode: 201, source: 'http' },
+        { endpointId: get, path: `${path}/${ok.body.data._id}`, resourcePath: path, method: 'GET', statusCode: 200, source: 'http' },
       ]);
       const myErrors = errors.seen.filter((e) => e.path.startsWith(path));
       expect(myErrors).toHaveLength(2);
       expect(myErrors[0]).toMatchObject({ endpointId: post, path, method: 'POST', statusCode: 400, source: 'http' });
       expect(myErrors[0]?.error).toMatch(/title/);
-      expect(myErrors[1]).toEqual({ endpointId: get, path: `${path}/000000000000000000000000`, method: 'GET', statusCode: 404, error: 'Record not found', source: 'http' });
+      expect(myErrors[1]).toEqual({ endpointId: get, path: `${path}/000000000000000000000000`, resourcePath: path, method: 'GET', statusCode: 404, error: 'Record not found', source: 'http' });
     } finally {
       called.stop();
       errors.stop();
@@ -394,8 +394,8 @@ describe('events', () => {
       expect((await server.api('GET', path)).status).toBe(429);
 
       expect(seen).toEqual([
-        { endpointId: post, path, method: 'POST', statusCode: 400, error: 'Malformed JSON body', source: 'http' },
-        { endpointId: post, path, method: 'POST', statusCode: 415, error: expect.stringMatching(/application\/x-www-form-urlencoded/), source: 'http' },
+        { endpointId: post, path, resourcePath: path, method: 'POST', statusCode: 400, error: 'Malformed JSON body', source: 'http' },
+        { endpointId: post, path, resourcePath: path, method: 'POST', statusCode: 415, error: expect.stringMatching(/application\/x-www-form-urlencoded/), source: 'http' },
       ]);
       // Audited and counted like the engine's own failures (read straight from the store: the API is rate limited now).
       await server.server.services.audit.flush();

@@ -11,7 +11,7 @@
 // it again under the same X-Webhook-Id.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../lib/logger.ts';
-import { TEST_EVENT, type WebhookDeliveryDoc, type WebhookDoc } from '../../model/webhook.ts';
+import { HELD_UNTIL, TEST_EVENT, type WebhookDeliveryDoc, type WebhookDoc } from '../../model/webhook.ts';
 import type { AuditLog } from '../../services/audit-log.ts';
 import type { DailyStats } from '../../services/daily-stats.ts';
 import type { SettingsService } from '../../services/settings.ts';
@@ -29,8 +29,6 @@ const LEASE_MS = 30_000;
 const MAX_RESPONSE_BYTES = 2048;
 const PER_HOOK = 3;
 const TOTAL = 32;
-/** A queued delivery of a disabled hook is looked at again this much later. */
-const DISABLED_RECHECK_MS = 60_000;
 /** Shutdown waits this long for attempts to record their outcome after they are cancelled. */
 const DRAIN_MS = 5_000;
 
@@ -146,13 +144,24 @@ export class WebhookDispatcher {
     try {
       const hook = await hooks.get(claimed.webhookId).catch(() => null);
       if (!hook) return await deliveries.finish(claimed, { ok: false, responseCode: null, durationMs: 0, error: 'The webhook was deleted', retryAt: null });
-      if (!hook.enabled && claimed.event !== TEST_EVENT) return await deliveries.release(claimed, new Date(Date.now() + DISABLED_RECHECK_MS));
+      if (!hook.enabled && claimed.event !== TEST_EVENT) return await this.hold(claimed);
       return await this.send(hook, claimed);
     } catch (error) {
       // The store failed: the claim runs out and the delivery is tried again then.
       this.deps.logger.warn('webhooks: an attempt could not be recorded', { delivery: claimed._id, error });
       return null;
     }
+  }
+
+  /**
+   * Holds the delivery of a disabled hook until the hook is enabled again, which makes its held
+   * deliveries due at once. Enabled between this instance's read of the hook and the hold, the
+   * enabling write ran before the read below: the delivery is given back due now.
+   */
+  private async hold(claimed: WebhookDeliveryDoc): Promise<WebhookDeliveryDoc | null> {
+    const held = await this.deps.deliveries.release(claimed, HELD_UNTIL);
+    const hook = await this.deps.hooks.get(claimed.webhookId).catch(() => null);
+    return hook?.enabled ? this.deps.deliveries.release(claimed, new Date()) : held;
   }
 
   private async send(hook: WebhookDoc, claimed: WebhookDeliveryDoc): Promise<WebhookDeliveryDoc | null> {
@@ -174,7 +183,9 @@ export class WebhookDispatcher {
       const policy = outboundPolicyFor((await settings.get()).outboundAllowList);
       const response = await policy.request({ url: hook.url, method: 'POST', headers, body: claimed.body, timeoutMs: TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES, maxRedirects: 0, signal: this.shutdown.signal });
       responseCode = response.status;
-      if (response.status < 200 || response.status >= 300) error = `answered ${response.status}${response.body ? `: ${response.body.slice(0, 200)}` : ''}`;
+      const location = response.headers.location;
+      if (location && response.status >= 300 && response.status < 400) error = `Redirects are not followed (${response.status} to ${whereTo(location, hook.url)})`;
+      else if (response.status < 200 || response.status >= 300) error = `answered ${response.status}${response.body ? `: ${response.body.slice(0, 200)}` : ''}`;
     } catch (failure) {
       error = failure instanceof Error ? failure.message : String(failure);
     }
@@ -197,5 +208,15 @@ export class WebhookDispatcher {
       statusCode: responseCode,
     });
     return finished;
+  }
+}
+
+/** Where a redirect points, as origin and path: its query (or user info) may carry a secret, and the error is shown. */
+function whereTo(location: string, base: string): string {
+  try {
+    const url = new URL(location, base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? `${url.origin}${url.pathname}` : 'elsewhere';
+  } catch {
+    return 'elsewhere';
   }
 }

@@ -1,6 +1,9 @@
 // `http`: a request to any URL the outbound policy allows, checked again at connect time; a 2xx or
-// 3xx answer is a success. The status and a truncated body are kept with the run.
+// 3xx answer is a success. The status and a truncated body are kept with the run. Hop-by-hop and
+// framing headers (`Host`, `Transfer-Encoding`, …) are refused as on a webhook (FRAMING_HEADERS):
+// on save, and at run time for a job saved before that rule.
 import type { HttpAction } from '../../../model/cron-job.ts';
+import { FRAMING_HEADERS } from '../../../model/webhook.ts';
 import { CronActionProblem } from '../../../services/cron-jobs.ts';
 import { outboundPolicyFor, OutboundRefusedError } from '../../outbound-policy.ts';
 import { MAX_KEPT_BODY, type CronActionType } from './action.ts';
@@ -9,6 +12,8 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 
 export const httpAction: CronActionType<HttpAction> = {
   async check(action, settings) {
+    const framing = framingHeaderOf(action);
+    if (framing !== undefined) throw new CronActionProblem(`action.headers.${framing}`, FRAMING_PROBLEM);
     try {
       await outboundPolicyFor(settings.outboundAllowList).checkUrl(action.url);
     } catch (error) {
@@ -18,6 +23,8 @@ export const httpAction: CronActionType<HttpAction> = {
   },
 
   async run(action, { settings }) {
+    const framing = framingHeaderOf(action);
+    if (framing !== undefined) return { ok: false, error: `action.headers.${framing}: ${FRAMING_PROBLEM}`, output: null };
     const headers: Record<string, string> = { 'user-agent': 'dyn-cron', ...action.headers };
     let body: string | undefined;
     if (action.body !== undefined && action.method !== 'GET' && action.method !== 'HEAD') {
@@ -41,3 +48,10 @@ export const httpAction: CronActionType<HttpAction> = {
     }
   },
 };
+
+const FRAMING_PROBLEM = 'hop-by-hop and framing headers cannot be set (the request sets them itself)';
+
+/** The first header the action may not set, by the name it was given. */
+function framingHeaderOf(action: HttpAction): string | undefined {
+  return Object.keys(action.headers ?? {}).find((name) => FRAMING_HEADERS.has(name.toLowerCase()));
+}
