@@ -161,6 +161,19 @@ describe('unique fields', () => {
     expect(stored.body.data.schema.map((f: Record<string, unknown>) => [f.name, f.unique ?? false, f.indexed ?? false])).toEqual([['code', false, false], ['n', false, true]]);
     expect(indexesOf(t, path)).toEqual(['n']);
   });
+
+  it('a path change whose records would repeat a unique value at the new path is a 409 saying so, and nothing moves', async () => {
+    await define(t, admin, '/api/ix/birds', 'GET', { name: { type: 'string', unique: true } });
+    await define(t, admin, '/api/ix/birds', 'POST', { name: { type: 'string', unique: true } });
+    const mover = await define(t, admin, '/api/ix/movers', 'POST', { name: { type: 'string', unique: true } });
+    expect((await t.api('POST', '/api/ix/birds', { body: { name: 'Tom' } })).status).toBe(201);
+    expect((await t.api('POST', '/api/ix/movers', { body: { name: 'Tom' } })).status).toBe(201);
+    const res = await update(mover, { path: '/api/ix/birds', method: 'PUT' });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.error).toBe("This endpoint's records cannot move to /api/ix/birds: name is unique there, and a moving record repeats a value of a record already there");
+    expect((await t.api('GET', `/api/endpoints/${mover}`, { token: admin })).body.data.path).toBe('/api/ix/movers');
+    expect((await t.api('GET', '/api/ix/birds?name=Tom')).body.meta.total).toBe(1);
+  });
 });
 
 describe('lists over indexed fields', () => {

@@ -125,7 +125,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     const fields = uniqueIndexFields.get(name);
     if (fields) return { fields };
     const index = loadFieldIndexes().byName.get(name);
-    return index?.unique ? { fields: [index.field], scope: index.scope } : undefined;
+    return index?.unique ? { fields: [index.field], scope: index.scope, collection: index.collection } : undefined;
   };
 
   guard('schema', () => {
@@ -923,8 +923,11 @@ function setWalMode(db: DatabaseSync, timeoutMs: number): void {
   }
 }
 
-/** The fields of a unique index by its name (and its scope, for a field index). */
-type UniqueIndex = { fields: string[]; scope?: string };
+/**
+ * The fields of a unique index by its name (and its scope and table, for a field index: a write
+ * to one collection can break another's index, e.g. a definition saved with its records moved).
+ */
+type UniqueIndex = { fields: string[]; scope?: string; collection?: string };
 
 function translateError(collection: string, error: unknown, uniqueFieldsOf: (name: string) => UniqueIndex | undefined): unknown {
   if (!(error instanceof Error)) return error;
@@ -932,7 +935,7 @@ function translateError(collection: string, error: unknown, uniqueFieldsOf: (nam
   if (errcode === SQLITE_CONSTRAINT_UNIQUE || errcode === SQLITE_CONSTRAINT_PRIMARYKEY) {
     const index = /index '([^']+)'/.exec(error.message)?.[1];
     const unique = index ? uniqueFieldsOf(index) : { fields: ['_id'] };
-    return new DuplicateKeyError(collection, unique?.fields ?? [], { cause: error, ...(unique?.scope === undefined ? {} : { scope: unique.scope }) });
+    return new DuplicateKeyError(unique?.collection ?? collection, unique?.fields ?? [], { cause: error, ...(unique?.scope === undefined ? {} : { scope: unique.scope }) });
   }
   if (errcode === SQLITE_BUSY || errcode === SQLITE_LOCKED || (errcode !== undefined && (errcode & 0xff) === SQLITE_BUSY)) {
     return new StoreError('busy', 'the database is busy; try again', { cause: error });
