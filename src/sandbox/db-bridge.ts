@@ -1,29 +1,59 @@
 /**
- * The host half of `db` inside a handler: one isolated-vm Reference to a dispatcher, opened per run and
- * closed when the run ends. Arguments arrive as a JSON string and results leave as a JSON string, so
- * nothing but plain data crosses the boundary in either direction. A call the handler starts after its
- * run has returned (from an un-awaited promise chain) is refused; one already under way completes.
+ * The host half of `db` inside a handler, opened per run. The prelude sends each call as
+ * `(id, operation, argsJson)` without waiting; the host does the work and hands the reply back through
+ * the prelude's `deliver`, whose `apply` carries isolated-vm's `timeout`. The handler code a reply
+ * resumes runs inside that apply, so a continuation that loops is stopped like any other code of the
+ * run. Only plain data crosses the boundary in either direction.
  *
- * Errors: a client error (AppError 4xx, e.g. a validation failure) reaches the handler with its message
- * and status so the handler can react to it; anything else becomes a generic message, because its text
- * may describe the host (the engine's HandlerDb logs its own failures).
+ * Time, against one deadline that moves once:
+ *
+ * | phase                           | deadline               | a new call                  | a reply
+ * |---------------------------------|------------------------|-----------------------------|----------------------------------
+ * | the run is under way            | the run's own          | done if before the deadline | delivered with the time left; a
+ * |                                 |                        |                             | timeout fails the run (`onTimeout`)
+ * | the run has answered (`finish`) | the answer + timeoutMs | never done, never answered  | delivered with the time left; if
+ * |                                 |                        |                             | isolated-vm cannot stop it, `retire`
+ * | past the deadline               |                        | dropped                     | dropped: nothing waits for it
+ *
+ * A call the handler did not await is the only way its code runs after the run has answered; what it
+ * resumes is held to the late deadline. Calls started after the answer are never answered (rather than
+ * refused) so that late code cannot bounce calls off the host until the deadline.
+ *
+ * Errors: a client error (AppError 4xx, e.g. a validation failure or a unique clash) reaches the handler
+ * with its message and status so the handler can react to it (and, uncaught, it answers with that
+ * status); anything else becomes a generic message, because its text may describe the host (the
+ * engine's HandlerDb logs its own failures).
  */
 import ivm from 'isolated-vm';
 import { AppError } from '../lib/errors.ts';
-import type { HandlerDb, HandlerFindOptions } from './handler-types.ts';
+import { isTimedOut } from './handler-errors.ts';
+import type { DbReply } from './handler-prelude.ts';
+import { MAX_PENDING_DB_CALLS, type HandlerDb, type HandlerFindOptions } from './handler-types.ts';
 
-/** What the dispatcher answers; the prelude turns a failure into a thrown Error inside the sandbox. */
-export type DbReply = { ok: true; value: string } | { ok: false; message: string; status?: number };
-export type DbDispatcher = (operation: unknown, argsJson: unknown) => Promise<DbReply>;
+export type DbDispatcher = (id: unknown, operation: unknown, argsJson: unknown) => void;
+export type DbDeliver = (id: number, reply: DbReply) => void;
+
+export interface DbBridgeOptions {
+  /** When the run's time is up (performance.now() clock). */
+  deadline: number;
+  /** The handler time limit; late code gets as much from the run's answer. */
+  timeoutMs: number;
+  /** A reply's delivery was stopped by the time limit while the run was under way. */
+  onTimeout(error: unknown): void;
+  /** Late code was not stopped by isolated-vm's timeout: the only remedy left is disposing the isolate. */
+  retire(): void;
+}
 
 export interface DbBridge {
   readonly reference: ivm.Reference<DbDispatcher>;
-  /** Calls under way right now. */
-  inFlight(): number;
-  /** Resolves once no call is under way. */
-  settled(): Promise<void>;
-  release(): void;
+  /** The prelude's `deliver`, once the context has it; the bridge releases it. */
+  connect(deliver: ivm.Reference<DbDeliver>): void;
+  /** The run has answered: see the table above. Releases the bridge once no call or delivery is under way. */
+  finish(): void;
 }
+
+/** How long a late delivery may run past its timeout before the isolate is disposed instead. */
+const RETIRE_GRACE_MS = 50;
 
 type Operation = (db: HandlerDb, args: unknown[]) => Promise<unknown>;
 
@@ -35,41 +65,96 @@ const operations: Record<string, Operation> = {
   delete: (db, [id]) => db.delete(text(id, 'db.delete(id): id')),
 };
 
-export function openDbBridge(db: HandlerDb): DbBridge {
-  // Releasing our handle does not invalidate the copy the sandbox holds, hence the flag.
-  let open = true;
-  let inFlight = 0;
-  let waiters: Array<() => void> = [];
-  const dispatch: DbDispatcher = async (operation, argsJson) => {
-    const name = typeof operation === 'string' && Object.hasOwn(operations, operation) ? operation : undefined;
-    if (!open) return { ok: false, message: 'db is no longer available: the handler run has finished' };
-    inFlight++;
-    try {
-      const args: unknown = typeof argsJson === 'string' ? JSON.parse(argsJson) : undefined;
-      if (name === undefined || !Array.isArray(args)) throw new AppError(400, `db.${String(operation)} is not a function`);
-      const value = await operations[name]!(db, args);
-      return { ok: true, value: JSON.stringify(value ?? null) };
-    } catch (error) {
-      if (error instanceof AppError && error.status < 500) return { ok: false, message: error.message, status: error.status };
-      return { ok: false, message: `db.${name ?? 'call'} failed` };
-    } finally {
-      if (--inFlight === 0) {
-        const done = waiters;
-        waiters = [];
-        for (const wake of done) wake();
+export function openDbBridge(db: HandlerDb, options: DbBridgeOptions): DbBridge {
+  let deadline = options.deadline;
+  let finished = false;
+  let released = false;
+  let deliver: ivm.Reference<DbDeliver> | undefined;
+  // Calls being done plus replies being delivered: the references must outlive both.
+  let busy = 0;
+  let calls = 0;
+
+  const release = (): void => {
+    if (!finished || busy > 0 || released) return;
+    released = true;
+    for (const handle of [deliver, reference]) {
+      try {
+        handle?.release();
+      } catch {
+        // already released with its isolate
       }
     }
   };
+
+  const send = (id: number, reply: DbReply): void => {
+    const left = Math.ceil(deadline - performance.now());
+    if (left <= 0 || deliver === undefined) return;
+    const late = finished;
+    busy++;
+    const guard = late ? setTimeout(options.retire, left + RETIRE_GRACE_MS).unref() : undefined;
+    deliver
+      .apply(undefined, [id, reply], { arguments: { copy: true }, timeout: left })
+      .catch((error: unknown) => {
+        // A disposed isolate (timeout or memory elsewhere) rejects too; that run reports its own failure.
+        if (!late && isTimedOut(error)) options.onTimeout(error);
+      })
+      .finally(() => {
+        clearTimeout(guard);
+        busy--;
+        release();
+      });
+  };
+
+  const answer = async (id: number, operation: unknown, argsJson: unknown): Promise<void> => {
+    calls++;
+    busy++;
+    let reply: DbReply;
+    try {
+      reply = await perform(db, operation, argsJson);
+    } finally {
+      calls--;
+      busy--;
+    }
+    send(id, reply);
+    release();
+  };
+
+  const dispatch: DbDispatcher = (id, operation, argsJson) => {
+    if (finished || typeof id !== 'number' || performance.now() >= deadline) return;
+    // The prelude enforces the cap before sending; this is the host's own check of the same bound.
+    if (calls >= MAX_PENDING_DB_CALLS) {
+      send(id, { ok: false, message: `db.${String(operation)} refused: ${MAX_PENDING_DB_CALLS} db calls of this run are already under way` });
+      return;
+    }
+    void answer(id, operation, argsJson);
+  };
+
   const reference = new ivm.Reference(dispatch);
   return {
     reference,
-    inFlight: () => inFlight,
-    settled: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
-    release: () => {
-      open = false;
-      reference.release();
+    connect: (port) => {
+      deliver = port;
+    },
+    finish: () => {
+      if (finished) return;
+      finished = true;
+      deadline = performance.now() + options.timeoutMs;
+      release();
     },
   };
+}
+
+async function perform(db: HandlerDb, operation: unknown, argsJson: unknown): Promise<DbReply> {
+  const name = typeof operation === 'string' && Object.hasOwn(operations, operation) ? operation : undefined;
+  try {
+    const args: unknown = typeof argsJson === 'string' ? JSON.parse(argsJson) : undefined;
+    if (name === undefined || !Array.isArray(args)) throw new AppError(400, `db.${String(operation)} is not a function`);
+    const value = await operations[name]!(db, args);
+    return { ok: true, value: JSON.stringify(value ?? null) };
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) return { ok: false, message: error.message, status: error.status };
+    return { ok: false, message: `db.${name ?? 'call'} failed` };
+  }
 }
 
 function record(value: unknown, what: string): Record<string, unknown> {

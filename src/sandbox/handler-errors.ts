@@ -1,6 +1,7 @@
 /**
- * What can go wrong with an administrator's handler. Only HandlerCompileError is a client error (the
- * code was rejected at save time); the others describe one run and are 5xx material for the engine.
+ * What can go wrong with an administrator's handler. HandlerCompileError is a client error (the code
+ * was rejected at save time) and HandlerDbError a unique clash a db write reported (an AppError, 409);
+ * the others describe one run and are 5xx material for the engine.
  */
 import { AppError } from '../lib/errors.ts';
 
@@ -29,6 +30,18 @@ export class HandlerError extends Error {
   }
 }
 
+/**
+ * A db write was refused because it repeats a unique value, and the handler let it escape. It
+ * answers as the same write would on a plain endpoint: 409 and the message naming the field. A
+ * handler that wants another answer catches it (the error carries `status` in the sandbox).
+ */
+export class HandlerDbError extends AppError {
+  constructor(status: number, message: string) {
+    super(status, message);
+    this.name = 'HandlerDbError';
+  }
+}
+
 /** The run exceeded `timeoutMs` (busy loop, slow or never-settling promise, slow db calls). */
 export class HandlerTimeoutError extends Error {
   constructor(message: string) {
@@ -45,12 +58,17 @@ export class HandlerMemoryError extends Error {
   }
 }
 
-/** The handler returned something other than `{ status: integer 100-599, data: JSON }`. */
+/** The handler returned something other than `{ status: integer 200-599, data: JSON }`. */
 export class HandlerResultError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'HandlerResultError';
   }
+}
+
+/** isolated-vm's own timeout stopped the code (the isolate stays usable). */
+export function isTimedOut(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Script execution timed out.';
 }
 
 /** Keeps the frames of a sandbox stack that point into the handler's code (named `handler.js`). */

@@ -11,36 +11,42 @@
  *   dispose          → the isolate is disposed once in-flight runs have settled.
  *
  * Limits:
- *   - Synchronous code (top level, the handler up to its first host await, and the microtasks that
- *     follow) runs under isolated-vm's `timeout`, which stops it and leaves the isolate usable.
- *   - Code resumed after a db call, and promises that never settle, are outside any isolated-vm timeout.
- *     A host watchdog (timeoutMs + a small grace, so the gentler path above wins when it applies)
- *     therefore disposes the isolate: that is the only way to stop a continuation spinning on the
- *     isolate thread, and it also rejects promises the host would otherwise wait on forever.
+ *   - Every piece of the handler's code runs inside a host call that carries isolated-vm's `timeout`,
+ *     which stops it and leaves the isolate usable: the top level, the handler up to its first db call,
+ *     and each resumption by a db reply (delivered by the db bridge, see db-bridge.ts), with the
+ *     microtasks that follow each.
+ *   - A promise that never settles runs no code but would keep the run waiting; so would code that
+ *     isolated-vm somehow fails to stop. A host watchdog (timeoutMs + a small grace, so the gentler
+ *     path above wins when it applies) therefore fails the run and disposes the isolate, which also
+ *     rejects promises the host would otherwise wait on forever.
  *   - Running out of memory makes isolated-vm dispose the isolate itself.
  *   A disposed isolate is replaced lazily by the next run. Runs that shared it fail with the same kind
  *   of error: that is the price of compiling once instead of creating an isolate (~2.5 ms) per call.
  *
- *   - A db call still under way when its run returns (the handler did not await it) resumes handler code
- *     with no run watching. Once such calls settle, a probe queued on the isolate's thread must come back
- *     within the time limit; if the resumed code spins, it does not, and the isolate is replaced.
+ *   - A db call still under way when its run answers (the handler did not await it) resumes handler code
+ *     with no run waiting for it: the bridge delivers that reply with the time limit counted from the
+ *     answer, so the resumed code is stopped like a run that loops; calls it starts are never done.
+ *   - What one run may have in flight on the host is capped (MAX_PENDING_DB_CALLS), and calls arriving
+ *     past the run's deadline are dropped, so a run cannot keep the server busy beyond its time limit.
  */
 import ivm from 'isolated-vm';
-import { openDbBridge, type DbBridge } from './db-bridge.ts';
+import { openDbBridge, type DbDeliver } from './db-bridge.ts';
 import {
   HandlerCompileError,
+  HandlerDbError,
   HandlerError,
   HandlerMemoryError,
   HandlerResultError,
   HandlerTimeoutError,
   handlerFrames,
+  isTimedOut,
 } from './handler-errors.ts';
 import { RunSlots } from './run-slots.ts';
 import { HANDLER_FILENAME, PRELUDE_FILENAME, PRELUDE_SOURCE, type Envelope } from './handler-prelude.ts';
 import type { CompiledHandler, HandlerDb, HandlerLimits, HandlerRequest, HandlerResult } from './handler-types.ts';
 
 export * from './handler-types.ts';
-export { HandlerCompileError, HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from './handler-errors.ts';
+export { HandlerCompileError, HandlerDbError, HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from './handler-errors.ts';
 
 /** How long the watchdog waits past timeoutMs, so isolated-vm's own (non-destructive) timeout fires first. */
 const WATCHDOG_GRACE_MS = 50;
@@ -170,47 +176,37 @@ class IsolateHandler implements CompiledHandler {
 
   async #execute(sandbox: Sandbox, requestJson: string, db: HandlerDb, deadline: number): Promise<HandlerResult> {
     const timeout = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
-    const bridge = openDbBridge(db);
+    // A db reply whose delivery the time limit stopped leaves `invoke` pending forever: this ends the run.
+    let stop: (error: unknown) => void = () => {};
+    const stopped = new Promise<never>((_resolve, reject) => {
+      stop = reject;
+    });
+    stopped.catch(() => {});
+    const bridge = openDbBridge(db, { deadline, timeoutMs: this.#limits.timeoutMs, onTimeout: stop, retire: () => this.#retire(sandbox) });
     let context: ivm.Context | undefined;
     let setup: ivm.Reference | undefined;
+    let ports: ivm.Reference | undefined;
     let invoke: ivm.Reference | undefined;
     let completion: ivm.Reference | undefined;
     let inHandlerCode = false;
     try {
       context = await sandbox.isolate.createContext();
       setup = await sandbox.prelude.run(context, { reference: true, timeout: timeout() });
-      invoke = await setup.apply(undefined, [bridge.reference], { result: { reference: true }, timeout: timeout() });
+      ports = await setup.apply(undefined, [bridge.reference], { result: { reference: true }, timeout: timeout() });
+      invoke = await ports.get('invoke', { reference: true });
+      bridge.connect((await ports.get('deliver', { reference: true })) as ivm.Reference<DbDeliver>);
       inHandlerCode = true;
       // The completion value of the top level is of no use; a reference avoids copying it out.
       completion = await sandbox.code.run(context, { reference: true, timeout: timeout() });
-      const envelope: unknown = await invoke.apply(undefined, [requestJson], { result: { promise: true, copy: true }, timeout: timeout() });
+      const answer = invoke.apply(undefined, [requestJson], { result: { promise: true, copy: true }, timeout: timeout() });
+      const envelope: unknown = await Promise.race([answer, stopped]);
       return readEnvelope(envelope);
     } catch (error) {
       throw this.#failure(error, sandbox, inHandlerCode);
     } finally {
-      releaseAll(bridge, completion, invoke, setup, context);
-      if (bridge.inFlight() > 0) void this.#watchLateContinuations(sandbox, bridge);
-    }
-  }
-
-  /**
-   * Handler code resumed by a db call that outlived its run has no watchdog of its own. The isolate's
-   * thread runs one task at a time, so a probe queued behind that code returns only once it stops.
-   */
-  async #watchLateContinuations(sandbox: Sandbox, bridge: DbBridge): Promise<void> {
-    await bridge.settled();
-    // isolated-vm hands the last result to the isolate once the host's promise has resolved: let it
-    // queue that task first, so the probe queues behind the code it resumes.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (sandbox.isolate.isDisposed) return;
-    const watchdog = setTimeout(() => this.#retire(sandbox), this.#limits.timeoutMs + WATCHDOG_GRACE_MS).unref();
-    try {
-      const probe = await sandbox.isolate.createContext();
-      probe.release();
-    } catch {
-      // the isolate was disposed meanwhile: nothing left to watch
-    } finally {
-      clearTimeout(watchdog);
+      // The bridge keeps the prelude's `deliver` for replies still on their way, and releases it itself.
+      bridge.finish();
+      releaseAll(completion, invoke, ports, setup, context);
     }
   }
 
@@ -225,7 +221,7 @@ class IsolateHandler implements CompiledHandler {
       // isolated-vm disposes an isolate on its own only when it exceeds its memory limit.
       return new HandlerMemoryError(`Handler exceeded its memory limit of ${memoryMb} MB`);
     }
-    if (error instanceof Error && error.message === 'Script execution timed out.') {
+    if (isTimedOut(error)) {
       return new HandlerTimeoutError(`Handler exceeded its time limit of ${timeoutMs} ms`);
     }
     // Thrown by the top level of the handler's code (a throw inside `handler` comes back as an envelope).
@@ -320,8 +316,9 @@ function readEnvelope(value: unknown): HandlerResult {
     }
   }
   const message = typeof envelope.message === 'string' ? envelope.message : 'Handler result is invalid';
-  if (envelope.kind === 'throw') throw new HandlerError(message, handlerFrames(envelope.stack, HANDLER_FILENAME));
-  throw new HandlerResultError(message);
+  if (envelope.kind !== 'throw') throw new HandlerResultError(message);
+  if (envelope.status === UNIQUE_CLASH) throw new HandlerDbError(envelope.status, message);
+  throw new HandlerError(message, handlerFrames(envelope.stack, HANDLER_FILENAME));
 }
 
 function thrownByHandler(error: unknown): HandlerError {
@@ -330,13 +327,23 @@ function thrownByHandler(error: unknown): HandlerError {
   return new HandlerError(error.message, handlerFrames(error.stack, HANDLER_FILENAME));
 }
 
+/** What a handler may answer: 1xx are interim responses, never an answer (101 would switch protocols). */
 function isStatus(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 599;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 200 && value <= 599;
 }
+
+/**
+ * The one db refusal an uncaught handler answers with as it is: a write repeating a unique value,
+ * which is the caller's data clashing, as on a plain endpoint. The others (an invalid filter, a
+ * malformed call, a record the handler built wrong) are the handler's own mistakes: 500s, as any
+ * error it lets escape.
+ */
+const UNIQUE_CLASH = 409;
 
 function isHandlerError(error: unknown): boolean {
   return (
     error instanceof HandlerError ||
+    error instanceof HandlerDbError ||
     error instanceof HandlerTimeoutError ||
     error instanceof HandlerMemoryError ||
     error instanceof HandlerResultError

@@ -11,6 +11,13 @@ export interface HandlerLimits {
   timeoutMs: number;
 }
 
+/**
+ * How many db calls one run may have under way at once (started and not yet answered). A handler that
+ * awaits its calls, even in batches, stays far below it; one that starts calls in a loop without
+ * awaiting them would otherwise queue work on the host past its own time limit (README: handler limits).
+ */
+export const MAX_PENDING_DB_CALLS = 1000;
+
 export interface HandlerUser {
   id: string;
   login: string;

@@ -3,6 +3,7 @@ import { AppError } from '../../src/lib/errors.ts';
 import {
   compileHandler,
   HandlerCompileError,
+  HandlerDbError,
   HandlerError,
   HandlerMemoryError,
   HandlerResultError,
@@ -11,6 +12,7 @@ import {
   type HandlerDb,
   type HandlerLimits,
   type HandlerRequest,
+  MAX_PENDING_DB_CALLS,
 } from '../../src/sandbox/handler-runner.ts';
 
 const limits: HandlerLimits = { memoryMb: 32, timeoutMs: 200 };
@@ -41,6 +43,7 @@ class FakeDb implements HandlerDb {
   }
   async create(data: Record<string, unknown>): Promise<unknown> {
     this.calls.push({ op: 'create', args: [data] });
+    if (data.name === 'taken') throw new AppError(409, 'name must be unique: another record has "taken"');
     const row = { ...data, _id: String(this.#next++) };
     this.rows.set(row._id, row);
     return row;
@@ -150,6 +153,62 @@ describe('compileHandler / run', () => {
     });
   });
 
+  it('lets an uncaught unique clash answer with its 409 and message; other db refusals, wrapped or own errors stay a HandlerError', async () => {
+    const db = new FakeDb();
+    const handler = compile(`
+      async function handler(req, db) {
+        if (req.params.id === 'own') throw new Error('my own failure');
+        if (req.params.id === 'rewrapped') await db.create({ name: 'taken' }).catch((e) => { throw new Error('wrapped: ' + e.message); });
+        if (req.params.id === 'relabelled') await db.create({ name: 'taken' }).catch((e) => { e.status = 418; e.message = 'changed'; throw e; });
+        if (req.params.id === 'missing') await db.update('nope', { a: 1 });
+        await db.create({ name: 'taken' });
+      }`);
+    const uncaught = await handler.run(request, db).catch((e: unknown) => e);
+    expect(uncaught).toBeInstanceOf(HandlerDbError);
+    expect(uncaught).toMatchObject({ status: 409, message: 'name must be unique: another record has "taken"' });
+    // A rethrown db error keeps the status and message the host sent, whatever the handler wrote on it.
+    await expect(handler.run({ ...request, params: { id: 'relabelled' } }, db)).rejects.toMatchObject({ status: 409, message: 'name must be unique: another record has "taken"' });
+    for (const id of ['own', 'rewrapped', 'missing']) {
+      const error = await handler.run({ ...request, params: { id } }, db).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HandlerError);
+      expect(error).not.toBeInstanceOf(HandlerDbError);
+    }
+  });
+
+  it(`refuses db calls beyond ${MAX_PENDING_DB_CALLS} under way in one run with an error inside the sandbox`, async () => {
+    const db = new FakeDb();
+    const handler = compile(`
+      async function handler(req, db) {
+        const calls = [];
+        for (let i = 0; i < ${MAX_PENDING_DB_CALLS + 5}; i++) calls.push(db.findOne({}).then(() => 'ok', (e) => e.message));
+        const settled = await Promise.all(calls);
+        const afterwards = await db.findOne({}).then(() => 'ok');
+        return { status: 200, data: { ok: settled.filter((s) => s === 'ok').length, refused: [...new Set(settled.filter((s) => s !== 'ok'))], afterwards } };
+      }`, { timeoutMs: 5_000 });
+    const { data } = await handler.run(request, db);
+    expect(data).toEqual({
+      ok: MAX_PENDING_DB_CALLS,
+      refused: [`db.findOne refused: ${MAX_PENDING_DB_CALLS} db calls of this run are already under way; await some before starting more`],
+      afterwards: 'ok',
+    });
+    expect(db.calls.length).toBe(MAX_PENDING_DB_CALLS + 1);
+  });
+
+  it('does no db work once the run has timed out', async () => {
+    const db = new FakeDb();
+    db.findOne = async () => {
+      db.calls.push({ op: 'findOne', args: [] });
+      await sleep(30);
+      return null;
+    };
+    const handler = compile(`async function handler(req, db) { for (;;) await Promise.all([1, 2, 3, 4, 5].map(() => db.findOne({}))); }`, { timeoutMs: 100 });
+    await expect(handler.run(request, db)).rejects.toThrow(HandlerTimeoutError);
+    const done = db.calls.length;
+    expect(done).toBeGreaterThan(0);
+    await sleep(150);
+    expect(db.calls.length).toBe(done);
+  });
+
   it('refuses db calls the handler starts after its run has returned', async () => {
     const db = new FakeDb();
     const handler = compile(`
@@ -200,9 +259,12 @@ describe('handler errors', () => {
   });
 
   it.each([
-    ['no status', `return { data: 1 }`, 'status must be an integer from 100 to 599, got undefined'],
-    ["status 'abc'", `return { status: 'abc', data: 1 }`, 'status must be an integer from 100 to 599, got "abc"'],
-    ['status 700', `return { status: 700 }`, 'status must be an integer from 100 to 599, got 700'],
+    ['no status', `return { data: 1 }`, 'status must be an integer from 200 to 599, got undefined'],
+    ["status 'abc'", `return { status: 'abc', data: 1 }`, 'status must be an integer from 200 to 599, got "abc"'],
+    ['status 700', `return { status: 700 }`, 'status must be an integer from 200 to 599, got 700'],
+    ['status 100 (an interim response, not an answer)', `return { status: 100, data: 1 }`, 'status must be an integer from 200 to 599, got 100'],
+    ['status 101', `return { status: 101, data: 1 }`, 'status must be an integer from 200 to 599, got 101'],
+    ['status 199', `return { status: 199, data: 1 }`, 'status must be an integer from 200 to 599, got 199'],
     ['a number instead of an object', `return 42`, 'expected an object { status, data }, got 42'],
     ['a function in data', `return { status: 200, data: { run() {} } }`, 'data is not JSON-serialisable: it contains a function at key "run"'],
     ['a BigInt in data', `return { status: 200, data: [1n] }`, 'data is not JSON-serialisable: Do not know how to serialize a BigInt'],
@@ -379,6 +441,25 @@ describe('concurrency and lifecycle', () => {
     // The db call resolves after 50 ms and its continuation spins; it is stopped within the time limit.
     await sleep(50 + 300 + 250);
     expect(await handler.run({ ...request, params: { id: 'next' } }, db)).toEqual({ status: 200, data: 'next' });
+  });
+
+  it('stops a late continuation whose db call had already been answered when the run returned', async () => {
+    // The reviewer's case: the host answers the un-awaited call at once, before the run's answer is
+    // read, so the continuation only starts once nothing of the run is left to watch it.
+    const db = new FakeDb();
+    const handler = compile(
+      `async function handler(req, db) {
+        if (req.params.id === 'spin') db.find({}).then(() => { while (true) {} });
+        return { status: 200, data: req.params.id };
+      }`,
+      { memoryMb: 32, timeoutMs: 200 },
+    );
+    expect(await handler.run({ ...request, params: { id: 'spin' } }, db)).toEqual({ status: 200, data: 'spin' });
+    await sleep(200 + 150);
+    // The next run needs the isolate's thread: it is quick only if the late code no longer spins there.
+    const started = performance.now();
+    expect(await handler.run({ ...request, params: { id: 'next' } }, db)).toEqual({ status: 200, data: 'next' });
+    expect(performance.now() - started).toBeLessThan(100);
   });
 
   it('lets in-flight runs finish after dispose and refuses new ones', async () => {
