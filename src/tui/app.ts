@@ -5,10 +5,11 @@
 // stays, and its call runs again once signed in). A server that goes away shows a banner while
 // the screens retry.
 import React from 'react';
-import { Box, Text, useApp, useInput, useWindowSize } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box, Text, useApp, useWindowSize } from 'ink';
 import type { DynClient, LoginResult, UserProfile } from '../cli/client.ts';
 import { ErrorView } from './components/error-view.ts';
+import { TextField } from './components/text-field.ts';
+import { KeyboardProvider, useKeys } from './keys.ts';
 import { completeScreen, SCREENS } from './screens/index.ts';
 import { SessionContext, type Session } from './session.ts';
 import { tone } from './theme.ts';
@@ -31,7 +32,12 @@ export interface AppProps {
 
 type Overlay = { kind: 'help' } | { kind: 'palette' } | { kind: 'login'; reason: string } | null;
 
+/** The frame inside the one keyboard reader (keys.ts) that every key handler goes through. */
 export function App(props: AppProps): React.ReactElement {
+  return h(KeyboardProvider, null, h(Frame, props));
+}
+
+function Frame(props: AppProps): React.ReactElement {
   const { exit } = useApp();
   const window = useWindowSize();
   const rows = props.size?.rows ?? (window.rows || 24);
@@ -62,7 +68,7 @@ export function App(props: AppProps): React.ReactElement {
     [props.client, props.projectDir, profile, bodyRows, columns, overlay],
   );
 
-  useInput(
+  useKeys(
     (input) => {
       if (input === 'q') exit();
       else if (input === '?') setOverlay({ kind: 'help' });
@@ -106,7 +112,7 @@ export function App(props: AppProps): React.ReactElement {
         // The screen stays mounted under an overlay (hidden, its keys off): nothing typed or opened is lost.
         h(Box, { display: overlay ? 'none' : 'flex', flexDirection: 'column' }, h(current.component, { key: current.name })),
       ),
-      h(Text, { dimColor: true, wrap: 'truncate' }, captured ? 'Enter: confirm  Esc: back' : '?:help  ::go to  1-8:screens  ↑↓/jk:move  Enter:open  Esc:back  /:search  q:quit'),
+      h(Text, { dimColor: true, wrap: 'truncate' }, captured ? 'Enter: confirm  Ctrl+U: clear  Esc: back' : '?:help  ::go to  1-8:screens  ↑↓/jk:move  Enter:open  Esc:back  /:search  q:quit'),
     ),
   );
 }
@@ -140,7 +146,7 @@ const KEYS: ReadonlyArray<[string, string]> = [
 ];
 
 function Help({ onClose }: { onClose(): void }): React.ReactElement {
-  useInput(() => onClose());
+  useKeys(() => onClose());
   return h(
     Box,
     { flexDirection: 'column' },
@@ -155,14 +161,13 @@ function Help({ onClose }: { onClose(): void }): React.ReactElement {
 function Palette({ onClose, onGo }: { onClose(): void; onGo(name: string): void }): React.ReactElement {
   const [typed, setTyped] = React.useState('');
   const matches = completeScreen(typed);
-  useInput((_input, key) => {
-    if (key.escape) onClose();
-    else if (key.tab && matches[0]) setTyped(matches[0].name);
+  useKeys((_input, key) => {
+    if (key.tab && matches[0]) setTyped(matches[0].name);
   });
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Box, null, h(Text, { color: tone('cyan') }, ':'), h(TextInput, { value: typed, onChange: (value) => setTyped(value.replace(/\t/g, '')), onSubmit: () => (matches[0] ? onGo(matches[0].name) : undefined) })),
+    h(Box, null, h(Text, { color: tone('cyan') }, ':'), h(TextField, { value: typed, onChange: setTyped, onSubmit: () => (matches[0] ? onGo(matches[0].name) : undefined), onCancel: onClose })),
     ...matches.map((spec, index) => h(Text, { key: spec.name, inverse: index === 0, wrap: 'truncate' }, ` ${spec.name.padEnd(10)} ${spec.about}`)),
     matches.length === 0 ? h(Text, { color: tone('yellow') }, ' no screen by that name') : null,
     h(Text, { dimColor: true }, 'Tab completes, Enter goes, Esc closes'),
@@ -175,7 +180,7 @@ function LoginForm(props: { client: DynClient; login: string | undefined; reason
   const [field, setField] = React.useState<'login' | 'password'>(props.login ? 'password' : 'login');
   const [busy, setBusy] = React.useState(false);
   const [error, setError] = React.useState<unknown>(undefined);
-  useInput((_input, key) => {
+  useKeys((_input, key) => {
     if (key.escape) props.onCancel();
   });
   const submit = (): void => {
@@ -196,8 +201,8 @@ function LoginForm(props: { client: DynClient; login: string | undefined; reason
     Box,
     { flexDirection: 'column', borderStyle: 'round', paddingX: 1, width: 60 },
     h(Text, { bold: true }, `${props.reason} (${props.client.server})`),
-    h(Box, null, h(Text, null, 'Login:    '), field === 'login' ? h(TextInput, { value: login, onChange: setLogin, onSubmit: submit }) : h(Text, null, login)),
-    h(Box, null, h(Text, null, 'Password: '), field === 'password' ? h(TextInput, { value: password, onChange: setPassword, onSubmit: submit, mask: '•' }) : h(Text, null, '')),
+    h(Box, null, h(Text, null, 'Login:    '), field === 'login' ? h(TextField, { value: login, onChange: setLogin, onSubmit: submit }) : h(Text, null, login)),
+    h(Box, null, h(Text, null, 'Password: '), field === 'password' ? h(TextField, { value: password, onChange: setPassword, onSubmit: submit, mask: '•' }) : h(Text, null, '')),
     busy ? h(Text, { dimColor: true }, 'signing in…') : null,
     error ? h(ErrorView, { error }) : null,
     h(Text, { dimColor: true }, 'Enter: next / sign in   Esc: cancel'),

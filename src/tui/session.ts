@@ -33,10 +33,13 @@ export function useSession(): Session {
   return session;
 }
 
-/** Marks a text field as having the keyboard while `captured` is true. */
+/**
+ * Marks a text field as having the keyboard while `captured` is true. A layout effect: the global
+ * keys are off before the next keystroke is handed out (keys.ts), even one typed in the same read.
+ */
 export function useCapture(captured: boolean): void {
   const { setCaptured } = useSession();
-  React.useEffect(() => {
+  React.useLayoutEffect(() => {
     setCaptured(captured);
     return () => setCaptured(false);
   }, [captured, setCaptured]);

@@ -4,6 +4,8 @@ import { DynClient } from '../../src/cli/client.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { KEY, renderTui } from '../helpers/tui.ts';
 
+const CTRL_U = '\u0015';
+
 let server: TestServer;
 let token: string;
 beforeAll(async () => {
@@ -101,6 +103,44 @@ describe('dynctl tui: API keys', () => {
       await tui.press('y');
       await tui.waitFor('✓ revoked deploy-bot');
       expect((await server.api('GET', '/api/endpoints', { apiKey: key })).status).toBe(401);
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('replaces the pre-filled permissions, refuses an unknown one before sending, and starts afresh on c', async () => {
+    const tui = await renderTui(server, { screen: 'keys' });
+    try {
+      await tui.waitFor('c create');
+      await tui.press('c');
+      await tui.waitFor('Name:');
+      await tui.type('tui-key');
+      await tui.press(KEY.enter);
+      await tui.waitFor('Permissions: view');
+      // The default is selected: what is typed replaces it.
+      await tui.type('view,bogus');
+      await tui.waitFor(/Permissions: view,bogus *$/m);
+      await tui.press(KEY.enter);
+      const refused = await tui.waitFor('✗ unknown permission "bogus" (known: manage_users, manage_api, view, view_logs)');
+      expect(refused).toMatch(/Permissions: view,bogus *$/m);
+      expect(refused).not.toContain('HTTP 400');
+      // Ctrl+U clears the field; nothing was created.
+      await tui.press(CTRL_U);
+      await tui.waitFor(/Permissions: *$/m);
+      expect((await server.api('GET', '/api/api-keys', { token })).body.data.map((key: { name: string }) => key.name)).not.toContain('tui-key');
+      await tui.type('manage_users');
+      await tui.press(KEY.escape);
+      await tui.waitFor(/^(?![\s\S]*Permissions:)/);
+      // A new form: empty name, the default permissions, no problem from the last one.
+      await tui.press('c');
+      const form = await tui.waitFor('Name:');
+      expect(form).toMatch(/Name: *$/m);
+      expect(form).not.toContain('unknown permission');
+      await tui.type('tui-key');
+      await tui.press(KEY.enter);
+      await tui.waitFor(/Permissions: view *$/m);
+      await tui.press(KEY.enter);
+      await tui.waitFor('✓ created "tui-key"');
     } finally {
       tui.unmount();
     }

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/server-process.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { renderTui } from '../helpers/tui.ts';
+import { KEY, renderTui } from '../helpers/tui.ts';
+
+const CTRL_U = '\u0015';
 
 const VALID = join(ROOT, 'test/fixtures/projects/valid');
 const BAD = join(ROOT, 'test/fixtures/projects/bad-field-type');
@@ -43,6 +45,30 @@ describe('dynctl tui: project', () => {
       tui.unmount();
     }
   }, 120_000);
+
+  it('changes the local directory with e: typing replaces it, Ctrl+U clears, Esc keeps the one before', async () => {
+    const tui = await renderTui(server, { screen: 'project', projectDir: './project' });
+    try {
+      await tui.waitFor('Local dir  ./project');
+      await tui.press('e');
+      await tui.waitFor('Ctrl+U: clear');
+      await tui.type('/tmp/x/proj2');
+      await tui.press(KEY.enter);
+      await tui.waitFor(/Local dir {2}\/tmp\/x\/proj2 *$/m);
+      await tui.press('e');
+      await tui.waitFor('Ctrl+U: clear');
+      await tui.press(CTRL_U);
+      await tui.waitFor(/Local dir *$/m);
+      await tui.type('/elsewhere');
+      await tui.waitFor('Local dir  /elsewhere');
+      await tui.press(KEY.escape);
+      const kept = await tui.waitFor(/Local dir {2}\/tmp\/x\/proj2 *$/m);
+      expect(kept).not.toContain('elsewhere');
+      expect(kept).not.toContain('Ctrl+U: clear');
+    } finally {
+      tui.unmount();
+    }
+  });
 
   it('lists the problems of a local directory with file and line and sends nothing', async () => {
     const tui = await renderTui(server, { screen: 'project', projectDir: BAD });

@@ -1,6 +1,7 @@
 // "Really?" for destructive actions: y confirms, anything else (n, Esc) does not.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 
@@ -8,7 +9,7 @@ const h = React.createElement;
 
 export function Confirm({ question, onAnswer }: { question: string; onAnswer(yes: boolean): void }): React.ReactElement {
   const session = useSession();
-  useInput((input) => onAnswer(input === 'y' || input === 'Y'), { isActive: !session.overlay });
+  useKeys((input) => onAnswer(input === 'y' || input === 'Y'), { isActive: !session.overlay });
   // A long question (a deep directory, a long server address) is shortened in the middle, so
   // its end and the [y/N] that says a key is awaited stay on screen.
   return h(

@@ -1,7 +1,8 @@
 // A list with a cursor: arrows or j/k move, PgUp/PgDn and g/G jump, Enter opens. It shows the
 // window of rows that fits `height` around the cursor, so a long list never scrolls the terminal.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
+import { useKeys } from '../keys.ts';
 
 const h = React.createElement;
 
@@ -34,7 +35,7 @@ export function ListView<T>(props: ListProps<T>): React.ReactElement {
     props.onCursor?.(items[next], next);
   };
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.downArrow || input === 'j') move(at + 1);
       else if (key.upArrow || input === 'k') move(at - 1);

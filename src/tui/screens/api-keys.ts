@@ -1,20 +1,26 @@
 // API keys: name, prefix, permissions, expiry, last use. `c` creates one (name, then
-// permissions) and shows the key once — it is never shown again; `x` revokes the one under the
-// cursor after a y/N question. Keys need `manage_api` to list at all.
+// permissions, checked here as `dynctl keys create --permissions` checks them) and shows the key
+// once — it is never shown again; `x` revokes the one under the cursor after a y/N question.
+// Keys need `manage_api` to list at all.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box, Text } from 'ink';
 import type { ApiKey, CreatedApiKey } from '../../cli/client.ts';
+import { parsePermissions } from '../../cli/option-parsers.ts';
+import { PERMISSIONS } from '../../model/permissions.ts';
 import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
+import { TextField } from '../components/text-field.ts';
 import { row, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
 
 const h = React.createElement;
+
+const DEFAULT_PERMISSIONS = 'view';
 
 type Mode = { kind: 'list' } | { kind: 'create'; step: 'name' | 'permissions' } | { kind: 'revoke'; key: ApiKey };
 
@@ -25,30 +31,32 @@ export function ApiKeysScreen(): React.ReactElement {
   const [mode, setMode] = React.useState<Mode>({ kind: 'list' });
   const [cursor, setCursor] = React.useState<ApiKey | undefined>(undefined);
   const [name, setName] = React.useState('');
-  const [permissions, setPermissions] = React.useState('view');
+  const [permissions, setPermissions] = React.useState(DEFAULT_PERMISSIONS);
+  const [problem, setProblem] = React.useState<string | null>(null);
   const canWrite = session.can('manage_api');
   const create = useAction<CreatedApiKey>(() => keys.reload());
   const revoke = useAction<ApiKey>(() => keys.reload());
   const creating = mode.kind === 'create';
   useCapture(creating);
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
-        if (creating) setMode({ kind: 'list' });
-        else if (keys.loading) keys.cancel();
+        if (keys.loading) keys.cancel();
         else if (create.busy) create.cancel();
         else if (revoke.busy) revoke.cancel();
         else if (create.result) create.clear();
-      } else if (creating) return;
-      else if (input === 'r') keys.reload();
+      } else if (input === 'r') keys.reload();
       else if (input === 'c' && canWrite) {
+        // A new form each time: nothing of the last one (name, permissions, its problem) is kept.
         create.clear();
         setName('');
+        setPermissions(DEFAULT_PERMISSIONS);
+        setProblem(null);
         setMode({ kind: 'create', step: 'name' });
       } else if (input === 'x' && canWrite && cursor) setMode({ kind: 'revoke', key: cursor });
     },
-    { isActive: !session.overlay && mode.kind !== 'revoke' },
+    { isActive: !session.overlay && mode.kind === 'list' },
   );
 
   const submit = (): void => {
@@ -57,19 +65,31 @@ export function ApiKeysScreen(): React.ReactElement {
       if (name.trim()) setMode({ kind: 'create', step: 'permissions' });
       return;
     }
-    const list = permissions.split(/[\s,]+/).filter(Boolean);
+    let list: string[];
+    try {
+      list = parsePermissions(permissions.replace(/\s+/g, ','));
+    } catch (error) {
+      setProblem((error as Error).message);
+      return;
+    }
+    setProblem(null);
     setMode({ kind: 'list' });
     create.run((signal) => session.client.createApiKey({ name: name.trim(), permissions: list }, { signal }));
   };
+
+  const onCancel = (): void => setMode({ kind: 'list' });
 
   const layout = (label: string, prefix: string, perms: string, expires: string, used: string): string =>
     row([{ text: label, width: 'flex' }, { text: prefix, width: 16 }, { text: perms, width: 18 }, { text: expires, width: 10 }, { text: used, width: 10 }], columns - 1);
   const below: React.ReactNode[] = [];
   if (mode.kind === 'create') {
     below.push(
-      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextInput, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit }) : h(Text, null, name)),
-      mode.step === 'permissions' ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextInput, { focus: !session.overlay, value: permissions, onChange: setPermissions, onSubmit: submit })) : null,
-      h(Text, { key: 'h', dimColor: true }, 'view, manage_users, manage_api, view_logs   Enter next   Esc cancel'),
+      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextField, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit, onCancel }) : h(Text, null, name)),
+      mode.step === 'permissions'
+        ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextField, { focus: !session.overlay, value: permissions, selected: true, onChange: setPermissions, onSubmit: submit, onCancel }))
+        : null,
+      problem ? h(Text, { key: 'pr', color: tone('red') }, `✗ ${problem}`) : null,
+      h(Text, { key: 'h', dimColor: true, wrap: 'truncate' }, `${PERMISSIONS.join(', ')} (comma-separated)   Enter next   Ctrl+U clear   Esc cancel`),
     );
   }
   if (mode.kind === 'revoke') {

@@ -2,12 +2,13 @@
 // (GET /api/cron/:id/runs, newest first); `x` runs it now (POST /api/cron/:id/run) and shows
 // the run — for logins with `manage_api` only.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { CronJob, CronRun } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { clip, row, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -28,7 +29,7 @@ function CronList({ onOpen }: { onOpen(job: CronJob): void }): React.ReactElemen
   const [cursor, setCursor] = React.useState<CronJob | undefined>(undefined);
   const canRun = session.can('manage_api');
   const runNow = useAction<CronRun>(() => jobs.reload());
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (jobs.loading) jobs.cancel();
@@ -81,7 +82,7 @@ function CronRuns({ job, onBack }: { job: CronJob; onBack(): void }): React.Reac
   const [page, setPage] = React.useState(1);
   const runs = useRequest((signal) => session.client.cronRuns(job._id, { page, limit }, { signal }), [job._id, page, limit]);
   const pages = runs.data ? Math.max(1, Math.ceil(runs.data.total / limit)) : 1;
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (runs.loading) runs.cancel();

@@ -1,11 +1,12 @@
 // Dashboard: the counts, a seven-day sparkline per series and automation health, from
 // GET /api/dashboard/stats. `r` reloads.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { DashboardStats } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { sparkline } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useRequest } from '../use-request.ts';
@@ -23,7 +24,7 @@ const SERIES: ReadonlyArray<[keyof DashboardStats['series'], string]> = [
 export function DashboardScreen(): React.ReactElement {
   const session = useSession();
   const stats = useRequest((signal) => session.client.dashboardStats({ signal }), []);
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape && stats.loading) stats.cancel();
       else if (input === 'r') stats.reload();

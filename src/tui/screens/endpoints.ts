@@ -3,14 +3,15 @@
 // status, body, time) and the endpoint's records (records.ts). Write actions — try it, records
 // with delete — show only to logins that hold the permission.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box, Text } from 'ink';
 import type { Endpoint, EndpointTestResult } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { SearchLine } from '../components/search-line.ts';
+import { TextField } from '../components/text-field.ts';
 import { clip, jsonLines, row } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -47,7 +48,7 @@ function EndpointList({ onOpen }: { onOpen(endpoint: Endpoint): void }): React.R
     return needle ? all.filter((e) => `${e.method} ${e.path} ${e.name}`.toLowerCase().includes(needle)) : all;
   }, [list.data, search]);
   const keys = !session.overlay && !searching;
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape && list.loading) list.cancel();
       else if (key.escape && search) setSearch('');
@@ -88,7 +89,7 @@ function EndpointDetail(props: { id: string; onBack(): void; onTry(endpoint: End
   const endpoint = detail.data;
   const canTry = session.can('manage_api') && endpoint !== undefined && !endpoint.isSystem;
   const canRecords = session.can('manage_users') && endpoint !== undefined && !endpoint.isSystem;
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (detail.loading) detail.cancel();
@@ -154,10 +155,8 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
   useCapture(editing);
   const test = useAction<EndpointTestResult>();
   const example = useRequest((signal) => (hasBody ? session.client.endpointExamples(endpoint._id, { signal }) : Promise.resolve(null)), [endpoint._id]);
-  // The editor is filled once, when the example arrives; it is mounted again then (`filled` is
-  // its key) so that its cursor starts at the end of the text.
+  // The editor is filled once, when the example arrives (its cursor goes to the end of the text).
   const [filled, setFilled] = React.useState(false);
-  const [editorKey, setEditorKey] = React.useState(0);
   React.useEffect(() => {
     const sample = example.data?.examples?.[0]?.request.body;
     if (sample === undefined || filled) return;
@@ -180,20 +179,13 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     test.run((signal) => session.client.testEndpoint(endpoint._id, parsed === undefined ? {} : { body: parsed }, { signal }));
   };
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (test.busy) test.cancel();
         else if (editing && hasBody) setEditing(false);
         else onBack();
-      } else if (editing && key.ctrl && input === 'u') {
-        // The text field takes the same key as a "u": clear once it has, and start it afresh.
-        setTimeout(() => {
-          setBody('');
-          setEditorKey((n) => n + 1);
-        }, 0);
-      }
-      else if (!editing && (key.return || input === 'x')) send();
+      } else if (!editing && (key.return || input === 'x')) send();
       else if (!editing && input === 'e' && hasBody) setEditing(true);
     },
     { isActive: !session.overlay },
@@ -207,7 +199,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     { flexDirection: 'column' },
     h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
     hasBody
-      ? h(Box, null, h(Box, { marginRight: 1 }, h(Text, { color: tone('cyan') }, 'Body:')), editing ? h(TextInput, { focus: !session.overlay, key: `${filled ? 'filled' : 'empty'}-${editorKey}`, value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
+      ? h(Box, null, h(Box, { marginRight: 1, flexShrink: 0 }, h(Text, { color: tone('cyan') }, 'Body:')), editing ? h(TextField, { focus: !session.overlay, value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
       : h(Text, { dimColor: true }, 'No body for this method.'),
     problem ? h(Text, { color: tone('red') }, problem) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,

@@ -2,12 +2,13 @@
 // new entries appended as they arrive. `/` filters by action (api_call, login, …), `space`
 // pauses and resumes.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { LogEntry } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { SearchLine } from '../components/search-line.ts';
 import { when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
 import { useRequest } from '../use-request.ts';
@@ -40,7 +41,7 @@ export function LogsScreen(): React.ReactElement {
     });
   }, [tail.data]);
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape && tail.loading) tail.cancel();
       else if (key.escape && applied) {

@@ -4,15 +4,16 @@
 // (+ create, ~ update with its fields, - delete); `a` applies it after a y/N question (without
 // prune: definitions only on the server are kept). `e` changes the local directory.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
+import { Box, Text } from 'ink';
 import type { ProjectApplyResult, ProjectBundle, ProjectChange, ProjectPlan } from '../../cli/client.ts';
 import type { Problem } from '../../project/problem.ts';
 import type { ProjectStatusView } from '../../project/status.ts';
 import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
+import { TextField } from '../components/text-field.ts';
 import { clip, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -56,7 +57,9 @@ export function ProjectScreen(): React.ReactElement {
   const { rows, columns } = session.size;
   const status = useRequest((signal) => session.client.projectStatus({ signal }) as Promise<ProjectStatusView | null>, []);
   const [dir, setDir] = React.useState(session.projectDir);
-  const [editing, setEditing] = React.useState(false);
+  // `e` edits a draft of the directory: Enter makes it the directory, Esc leaves the directory as it was.
+  const [draft, setDraft] = React.useState<string | null>(null);
+  const editing = draft !== null;
   const [confirming, setConfirming] = React.useState(false);
   const [scroll, setScroll] = React.useState(0);
   const canApply = session.can('manage_api');
@@ -79,7 +82,7 @@ export function ProjectScreen(): React.ReactElement {
     });
   };
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (status.loading) status.cancel();
@@ -91,17 +94,15 @@ export function ProjectScreen(): React.ReactElement {
         runPlan();
       } else if (input === 'j' || key.downArrow) setScroll((at) => at + 1);
       else if (input === 'k' || key.upArrow) setScroll((at) => Math.max(0, at - 1));
-      else if (input === 'e') setEditing(true);
+      else if (input === 'e') setDraft(dir);
       else if (input === 'a' && canApply && plan.result?.bundle && (plan.result.plan?.changes.length ?? 0) > 0) setConfirming(true);
     },
     { isActive: !session.overlay && !editing && !confirming },
   );
-  useInput(
-    (_input, key) => {
-      if (key.escape) setEditing(false);
-    },
-    { isActive: editing && !session.overlay },
-  );
+  const setDirectory = (value: string): void => {
+    if (value.trim()) setDir(value.trim());
+    setDraft(null);
+  };
 
   const view = status.data;
   const serverLines: React.ReactNode[] = [];
@@ -150,7 +151,9 @@ export function ProjectScreen(): React.ReactElement {
       Box,
       null,
       h(Text, null, 'Local dir  '),
-      editing ? h(TextInput, { focus: !session.overlay, value: dir, onChange: setDir, onSubmit: () => setEditing(false) }) : h(Text, { wrap: 'truncate' }, clip(dir, columns - 12)),
+      draft !== null
+        ? h(TextField, { focus: !session.overlay, value: draft, selected: true, onChange: setDraft, onSubmit: setDirectory, onCancel: () => setDraft(null) })
+        : h(Text, { wrap: 'truncate' }, clip(dir, columns - 12)),
     ),
     plan.busy ? h(Busy, { label: `planning ${dir}` }) : null,
     plan.error ? h(ErrorView, { error: plan.error }) : null,

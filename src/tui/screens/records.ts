@@ -2,13 +2,14 @@
 // searched by resource path; `manage_users`): n/p page, Enter shows one as JSON, x deletes it
 // after a y/N question.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { StoredRecord } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { jsonLines, row, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -33,7 +34,7 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
   const pages = records.data ? Math.max(1, Math.ceil(records.data.total / limit)) : 1;
   const canDelete = session.can('manage_users');
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (records.loading) records.cancel();

@@ -2,7 +2,7 @@
 // email, status), `d` disables or enables the user under the cursor (y/N; disabling ends their
 // sessions), `u` ends a login lockout — both for `manage_users` only. Groups: name, permissions.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { User, UserGroup } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
@@ -10,6 +10,7 @@ import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { SearchLine } from '../components/search-line.ts';
 import { row, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -20,7 +21,7 @@ export function UsersScreen(): React.ReactElement {
   const session = useSession();
   const [tab, setTab] = React.useState<'users' | 'groups'>('users');
   const [busyTab, setBusyTab] = React.useState(false);
-  useInput(
+  useKeys(
     (_input, key) => {
       if (key.tab) setTab(tab === 'users' ? 'groups' : 'users');
     },
@@ -45,9 +46,10 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
   const users = useRequest((signal) => session.client.users({ page: 1, limit: 100, search: applied || undefined }, { signal }), [applied]);
   const change = useAction<User>(() => users.reload());
   const canWrite = session.can('manage_users');
-  React.useEffect(() => onTyping(searching || confirm !== null), [searching, confirm, onTyping]);
+  // A layout effect: Tab is off before the next key (keys.ts), even one that came in the same read.
+  React.useLayoutEffect(() => onTyping(searching || confirm !== null), [searching, confirm, onTyping]);
 
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (users.loading) users.cancel();
@@ -108,7 +110,7 @@ function GroupList(): React.ReactElement {
   const session = useSession();
   const { rows, columns } = session.size;
   const groups = useRequest((signal) => session.client.listGroups({ signal }), []);
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape && groups.loading) groups.cancel();
       else if (input === 'r') groups.reload();

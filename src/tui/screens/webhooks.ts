@@ -2,13 +2,14 @@
 // attempts, response code, time, error, next attempt); `t` sends a test event (`manage_api`).
 // A server without the webhook routes (404) says so instead of failing.
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text } from 'ink';
 import type { Webhook, WebhookDelivery } from '../../cli/client.ts';
 import { ApiError } from '../../cli/errors.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { clip, row, when } from '../format.ts';
+import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
 import { useAction, useRequest } from '../use-request.ts';
@@ -34,7 +35,7 @@ function WebhookList({ onOpen }: { onOpen(hook: Webhook): void }): React.ReactEl
   const [cursor, setCursor] = React.useState<Webhook | undefined>(undefined);
   const canTest = session.can('manage_api');
   const test = useAction<WebhookDelivery>(() => hooks.reload());
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (hooks.loading) hooks.cancel();
@@ -81,7 +82,7 @@ function Deliveries({ hook, onBack }: { hook: Webhook; onBack(): void }): React.
   const [page, setPage] = React.useState(1);
   const deliveries = useRequest((signal) => session.client.webhookDeliveries(hook._id, { page, limit }, { signal }), [hook._id, page, limit]);
   const pages = deliveries.data ? Math.max(1, Math.ceil(deliveries.data.total / limit)) : 1;
-  useInput(
+  useKeys(
     (input, key) => {
       if (key.escape) {
         if (deliveries.loading) deliveries.cancel();
