@@ -13,6 +13,8 @@ export interface DynState {
   authVia?: 'bearer' | 'apiKey' | 'cookie';
   /** The path is under one of the service's own route roots (decided once per request). */
   managementRoute?: boolean;
+  /** A dynamic endpoint's body that could not be read: the engine refuses it after network and access checks. */
+  bodyError?: unknown;
 }
 
 export type DynContext = ParameterizedContext<DynState>;

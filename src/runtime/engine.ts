@@ -41,6 +41,8 @@ export interface EngineRequest {
   authError?: string | undefined;
   /** Internal callers (cron, /test unless asked) skip network rules. */
   skipNetworkRules?: boolean | undefined;
+  /** A body that could not be read (malformed, too large, not JSON): refused once the caller is admitted. */
+  bodyError?: unknown;
   /** Settings already loaded for this request (HTTP loads them once per request). */
   settings?: ActiveSettings | undefined;
   /** The caller sends a JsonText body as is (HTTP); without this, bodies are plain objects. */
@@ -262,6 +264,7 @@ export class Engine {
     const { endpoint } = match;
     const doc = endpoint.doc;
     this.admit(endpoint, request);
+    if (request.bodyError !== undefined) throw request.bodyError;
     const settings = request.settings ?? this.deps.settings.peek() ?? (await this.deps.settings.get());
     const resourcePath = resourcePathOf(match);
     if (doc.handler.enabled) return this.runHandler(endpoint, match, request, resourcePath, settings);

@@ -102,6 +102,24 @@ describe('blocking', () => {
     expect((await call(path, { ip: '203.0.113.9', token: admin })).status).toBe(200);
   });
 
+  it('network rules and access come before the body: a blocked or anonymous caller gets 403 / 401 whatever it sent', async () => {
+    const { path } = await endpoint({ method: 'POST', accessType: 'authenticated', networkAccess: { enabled: true, allowedIpRanges: ['203.0.113.9'] } });
+    const send = (ip: string, body: string, type: string, token?: string) =>
+      t.api('POST', path, { rawBody: body, headers: { 'x-forwarded-for': ip, 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+    for (const [body, type] of [['{bad', 'application/json'], ['x=1', 'application/x-www-form-urlencoded'], [`{"deep":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json']]) {
+      const blocked = await send('198.51.100.1', body, type, admin);
+      expect(blocked.status, `${type} ${body}`).toBe(403);
+      expect(blocked.body).toEqual(DENIED);
+      expect((await send('203.0.113.9', body, type)).status).toBe(401);
+    }
+    // Admitted, the caller is told what is wrong with its body.
+    const malformed = await send('203.0.113.9', '{bad', 'application/json', admin);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toEqual({ success: false, error: 'Malformed JSON body' });
+    expect((await send('203.0.113.9', 'x=1', 'application/x-www-form-urlencoded', admin)).status).toBe(415);
+    expect((await send('203.0.113.9', '{}', 'application/json', admin)).status).toBe(201);
+  });
+
   it('management routes are not subject to network rules', async () => {
     const groupId = await endpointGroup({ enabled: true, allowedIpRanges: ['203.0.113.9'], allowedDomains: ['app.example.com'] });
     const { path, id } = await endpoint({ groupId, networkAccess: { enabled: true, allowedIpRanges: ['203.0.113.9'] } });

@@ -49,11 +49,24 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     if (listed(rawPaths, ctx.path)) return next();
     if (listed(streamPaths, ctx.path) && isJsonLinesRequest(ctx)) return next();
-    assertJsonType(ctx);
-    await parse(ctx as never, async () => {
-      inspect((ctx.request as { body?: unknown }).body, 0, '', isReservedConcretePath(ctx.path));
+    const management = isReservedConcretePath(ctx.path);
+    // A dynamic endpoint checks network rules and access before it looks at the body (the spec's
+    // order): a body it cannot read is handed on as `bodyError`, for the engine to refuse after
+    // them, so a caller the rules keep out learns nothing about what it sent.
+    let parsed = false;
+    try {
+      assertJsonType(ctx);
+      await parse(ctx as never, async () => {
+        inspect((ctx.request as { body?: unknown }).body, 0, '', management);
+        parsed = true;
+        await next();
+      });
+    } catch (error) {
+      if (parsed || management) throw error;
+      ctx.state.bodyError = error;
+      (ctx.request as { body?: unknown }).body = undefined;
       await next();
-    });
+    }
   };
 }
 

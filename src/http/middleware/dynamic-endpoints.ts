@@ -20,6 +20,7 @@ export function dynamicEndpoints(engine: Engine) {
       ip: ctx.state.clientIp,
       principal: ctx.state.principal,
       authError: ctx.state.authError,
+      bodyError: ctx.state.bodyError,
       settings: ctx.state.settings,
       acceptsJsonText: true,
       source: 'http',
