@@ -166,3 +166,15 @@ describe('bad filters', () => {
     expect(res.body.error).toBe('A list takes at most 20 filters');
   });
 });
+
+describe('exists and null', () => {
+  it('a field stored as null counts as absent', async () => {
+    await define('/api/lf/nulls', ['GET', 'POST'], { title: { type: 'string' }, extra: { type: 'json' } });
+    await create('/api/lf/nulls', { title: 'set', extra: { x: 1 } });
+    await create('/api/lf/nulls', { title: 'null', extra: null });
+    await create('/api/lf/nulls', { title: 'missing' });
+    const list = async (query: string) => (await t.api('GET', `/api/lf/nulls?${query}&sort=createdAt`)).body.data.map((r: { title: string }) => r.title);
+    expect(await list('extra[exists]=true')).toEqual(['set']);
+    expect(await list('extra[exists]=false')).toEqual(['null', 'missing']);
+  });
+});
