@@ -160,6 +160,8 @@ export class EndpointsService {
   private readonly events: EventBus;
   private readonly records: RecordsService;
   private readonly audit: AuditLog;
+  /** The save in progress in this process, for `oneAtATime`. */
+  private saving: Promise<unknown> = Promise.resolve();
   private systemIds: { revision: number; ids: ReadonlyMap<string, string> } | null = null;
   readonly indexes: RecordIndexes;
 
@@ -211,7 +213,26 @@ export class EndpointsService {
     return this.events.has(event) ? (await this.present([doc]))[0] : undefined;
   }
 
-  async create(input: unknown, actor: Actor): Promise<EndpointDoc> {
+  /**
+   * Definition saves one at a time in this process. The (path, method) pair is a unique index,
+   * but the versioned-alias rule (assertNoVersionClash) is a read before the write: two saves
+   * racing could both pass it and claim one route. Across instances that race remains (README).
+   */
+  private oneAtATime<T>(save: () => Promise<T>): Promise<T> {
+    const run = this.saving.then(save);
+    this.saving = run.catch(() => undefined);
+    return run;
+  }
+
+  create(input: unknown, actor: Actor): Promise<EndpointDoc> {
+    return this.oneAtATime(() => this.createNow(input, actor));
+  }
+
+  update(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
+    return this.oneAtATime(() => this.updateNow(id, input, actor));
+  }
+
+  private async createNow(input: unknown, actor: Actor): Promise<EndpointDoc> {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
     assertNoIdOnCreate(shown);
     if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system endpoints are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
@@ -228,7 +249,7 @@ export class EndpointsService {
     }
   }
 
-  async update(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
+  private async updateNow(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
     const valid = validateUpdate(await this.storedInput(rest));
     const current = await this.get(id);

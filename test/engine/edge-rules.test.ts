@@ -25,6 +25,13 @@ describe('definition edge rules', () => {
     expect((await define({ path: '/api/v1/edge/items', method: 'POST' })).status).toBe(201);
   });
 
+  it('saved at the same moment, a path and the versioned form of another cannot both get in', async () => {
+    for (let round = 0; round < 6; round++) {
+      const [versioned, plain] = await Promise.all([define({ path: `/api/race${round}/rv`, method: 'GET', apiVersion: 'v1' }), define({ path: `/api/v1/race${round}/rv`, method: 'GET' })]);
+      expect([versioned.status, plain.status].sort(), `round ${round}`).toEqual([201, 409]);
+    }
+  });
+
   it('refuses changes to a system endpoint that the platform would ignore (400)', async () => {
     const list = await t.api('GET', '/api/endpoints?search=login', { token: admin });
     const login = list.body.data.find((e: { path: string }) => e.path === '/api/auth/login');
