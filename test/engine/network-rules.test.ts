@@ -106,7 +106,8 @@ describe('blocking', () => {
     const { path } = await endpoint({ method: 'POST', accessType: 'authenticated', networkAccess: { enabled: true, allowedIpRanges: ['203.0.113.9'] } });
     const send = (ip: string, body: string, type: string, token?: string) =>
       t.api('POST', path, { rawBody: body, headers: { 'x-forwarded-for': ip, 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-    for (const [body, type] of [['{bad', 'application/json'], ['x=1', 'application/x-www-form-urlencoded'], [`{"deep":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json']]) {
+    const bodies: Array<[string, string]> = [['{bad', 'application/json'], ['x=1', 'application/x-www-form-urlencoded'], [`{"deep":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json']];
+    for (const [body, type] of bodies) {
       const blocked = await send('198.51.100.1', body, type, admin);
       expect(blocked.status, `${type} ${body}`).toBe(403);
       expect(blocked.body).toEqual(DENIED);
