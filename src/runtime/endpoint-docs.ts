@@ -1,6 +1,6 @@
 import { versionedPath } from '../lib/paths.ts';
 import type { EndpointDoc } from '../model/endpoint.ts';
-import { exampleRecord, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
+import { compileRecordSchema, exampleRecord, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
 import { filterOperators } from './list-filter.ts';
 
 /** Sample requests and structured docs generated from a definition (nothing is stored). */
@@ -15,9 +15,23 @@ function authHeaders(doc: EndpointDoc): Record<string, string> {
   return doc.accessType === 'public' ? {} : { Authorization: 'Bearer <access token>' };
 }
 
-export function endpointExamples(doc: EndpointDoc): Record<string, unknown> {
+/** The paths the sample record's references point into (for `endpointExamples`' `recordIds`). */
+export function exampleReferencePaths(doc: EndpointDoc): string[] {
+  const schema = doc.schema as EndpointSchema;
+  return [...new Set(compileRecordSchema(schema).referencesIn(exampleRecord(schema)).map((reference) => reference.ref))];
+}
+
+/**
+ * `recordIds`: an existing record's id per referenced path. The sample body then names it, so it
+ * can be sent as it is (try-it forms start from it); a path without one keeps a placeholder id.
+ */
+export function endpointExamples(doc: EndpointDoc, recordIds: ReadonlyMap<string, string> = new Map()): Record<string, unknown> {
   const schema = doc.schema as EndpointSchema;
   const record = exampleRecord(schema);
+  for (const reference of compileRecordSchema(schema).referencesIn(record)) {
+    const id = recordIds.get(reference.ref);
+    if (id !== undefined) setAt(record, reference.field, id);
+  }
   const stored = { _id: SAMPLE_ID, ...record, createdAt: SAMPLE_DATE, updatedAt: SAMPLE_DATE };
   const path = samplePath(doc.path);
   const itemPath = `${path}/${SAMPLE_ID}`;
@@ -47,6 +61,14 @@ export function endpointExamples(doc: EndpointDoc): Record<string, unknown> {
     for (const example of examples) example.note = 'A JavaScript handler produces this response; its shape is up to the handler.';
   }
   return { endpointId: doc._id, method: doc.method, path: doc.path, examples };
+}
+
+/** Sets the value at a dotted path of the sample (`lines.0.product`), which exists there. */
+function setAt(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node: unknown = target;
+  for (const key of keys.slice(0, -1)) node = (node as Record<string, unknown>)[key];
+  (node as Record<string, unknown>)[keys.at(-1) as string] = value;
 }
 
 interface Parameter {

@@ -245,6 +245,12 @@ export class RecordsService {
     }
   }
 
+  /** The newest record's id at a path (null when it has none): for sample requests. */
+  async newestId(resourcePath: string): Promise<string | null> {
+    const [newest] = await this.records.find({ resourcePath }, { limit: 1, sort: { createdAt: -1, _id: -1 } });
+    return newest?._id ?? null;
+  }
+
   findByIds(resourcePath: string, ids: readonly string[]): Promise<RecordDoc[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.records.find({ _id: { $in: [...new Set(ids)] }, resourcePath });

@@ -98,6 +98,23 @@ describe('GET /api/endpoints/:id/examples', () => {
     expect(res.body.data.examples[0].request.body).toEqual({ category: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });
 
+  it('names the newest existing record where a reference points (for whoever may run it), so the sample body can be sent as it is', async () => {
+    const categories = await define({ method: 'POST', schema: { title: { type: 'string' } } });
+    const first = (await t.api('POST', categories.path, { body: { title: 'older' } })).body.data._id;
+    const newest = (await t.api('POST', categories.path, { body: { title: 'newer' } })).body.data._id;
+    expect(first).not.toBe(newest);
+    const post = await define({ method: 'POST', schema: { category: { type: 'reference', ref: categories.path }, lines: { type: 'array', items: { type: 'object', children: { c: { type: 'reference', ref: categories.path } } } } } });
+    const res = await t.api('GET', `/api/endpoints/${post._id}/examples`, { token: admin });
+    const body = res.body.data.examples[0].request.body;
+    expect(body.category).toBe(newest);
+    for (const line of body.lines) expect(line.c).toBe(newest);
+    expect((await t.api('POST', post.path, { body })).status).toBe(201);
+    // `view` alone gets placeholders: record ids of other paths are not shown to it.
+    const viewer = await createUserWith(t, ['view']);
+    const seen = (await t.api('GET', `/api/endpoints/${post._id}/examples`, { token: viewer.token })).body.data.examples[0].request.body;
+    expect(seen.category).not.toBe(newest);
+  });
+
   it.each([
     { method: 'GET', names: ['List', 'Get one'], item: [false, true], body: false },
     { method: 'PUT', names: ['Replace'], item: [true], body: true },

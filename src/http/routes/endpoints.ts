@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import type { EndpointDoc } from '../../model/endpoint.ts';
 import { compileValidator } from '../../model/validation.ts';
-import { endpointDocs, endpointExamples } from '../../runtime/endpoint-docs.ts';
+import { endpointDocs, endpointExamples, exampleReferencePaths } from '../../runtime/endpoint-docs.ts';
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
@@ -87,7 +87,17 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
   });
 
   router.get('/endpoints/:id/examples', read, async (ctx) => {
-    ok(ctx, endpointExamples(await services.endpoints.get(ctx.params.id as string)));
+    const doc = await services.endpoints.get(ctx.params.id as string);
+    // Who may run the endpoint (/test, manage_api) gets a sample body naming existing records
+    // where it holds references, so it can be sent as it is; `view` alone sees placeholder ids.
+    const recordIds = new Map<string, string>();
+    if (ctx.state.principal?.permissions.has('manage_api')) {
+      for (const path of exampleReferencePaths(doc)) {
+        const id = await services.records.newestId(path);
+        if (id !== null) recordIds.set(path, id);
+      }
+    }
+    ok(ctx, endpointExamples(doc, recordIds));
   });
   router.get('/endpoints/:id/docs', read, async (ctx) => {
     ok(ctx, endpointDocs(await services.endpoints.get(ctx.params.id as string)));
