@@ -6,8 +6,8 @@ import './styles.css';
 import type { ComponentType } from 'preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { boot, can, session, signIn, signOut } from './api.ts';
-import { match, PAGES, type PageProps } from './pages.ts';
+import { boot, session, signIn, signOut } from './api.ts';
+import { allows, match, PAGES, type PageProps } from './pages.ts';
 import { useRoute } from './router.ts';
 import { useStore } from './store.ts';
 import { ConfirmHost, ErrorBox, Forbidden, Link, Loading, ToastHost } from './ui.tsx';
@@ -72,6 +72,14 @@ function LazyPage(props: { load: () => Promise<{ default: ComponentType<PageProp
   return <loaded.Component rest={props.rest} />;
 }
 
+/** A padlock beside a page the user may not open (an SVG: no emoji font needed). */
+const LockIcon = () => (
+  <svg class="lock" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+    <rect x="3" y="7" width="10" height="7" rx="1.5" fill="currentColor" />
+    <path d="M5 7V5a3 3 0 0 1 6 0v2" fill="none" stroke="currentColor" stroke-width="1.6" />
+  </svg>
+);
+
 function Shell() {
   const { me } = useStore(session);
   const { path } = useRoute();
@@ -103,14 +111,20 @@ function Shell() {
           </button>
         </div>
         <nav aria-label="Main">
-          {PAGES.map((page) => {
-            const allowed = page.needs.length === 0 || can(...page.needs);
-            return (
-              <Link to={page.path} class={allowed ? '' : 'locked'} title={allowed ? undefined : `needs ${page.needs.join(' or ')}`} current={current === page}>
+          {PAGES.map((page) =>
+            allows(page) ? (
+              <Link to={page.path} current={current === page}>
                 {page.title}
               </Link>
-            );
-          })}
+            ) : (
+              // Not a link: shown (so the user knows the page exists) but not offered.
+              <span class="locked" aria-disabled="true" aria-current={current === page ? 'page' : undefined} title={`needs ${page.needs.join(' or ')}`}>
+                {page.title}
+                <LockIcon />
+                <span class="sr-only">, needs {page.needs.join(' or ')}</span>
+              </span>
+            ),
+          )}
         </nav>
         <div class="who">
           <div>
@@ -122,7 +136,7 @@ function Shell() {
       </aside>
       <main id="main">
         {!found && <p>No page here. <Link to="/">Go to the dashboard</Link>.</p>}
-        {found && (found.page.needs.length === 0 || can(...found.page.needs) ? <LazyPage load={found.page.load} rest={found.rest} path={path} /> : <Forbidden needs={found.page.needs} />)}
+        {found && (allows(found.page) ? <LazyPage load={found.page.load} rest={found.rest} path={path} /> : <Forbidden needs={found.page.needs} />)}
       </main>
     </div>
   );

@@ -1,6 +1,7 @@
 // The admin's pages: the spec's routes under /admin, what each needs, and where its code is
 // (each page is its own chunk, loaded when first visited).
 import type { ComponentType } from 'preact';
+import { can } from './api.ts';
 
 export interface PageProps {
   /** Path segments after the page's own (`/endpoints/abc` → `['abc']`). */
@@ -39,4 +40,13 @@ export function match(path: string): { page: PageEntry; rest: string[] } | undef
   const segments = path.split('/').filter(Boolean);
   const page = PAGES.find((p) => p.path === `/${segments[0]}`);
   return page ? { page, rest: segments.slice(1).map(decodeURIComponent) } : undefined;
+}
+
+/** Whether the signed-in user may open the page. */
+export const allows = (page: PageEntry): boolean => page.needs.length === 0 || can(...page.needs);
+
+/** Whether the signed-in user may open the admin path `to` (query allowed): links to a page they may not open are not offered. */
+export function mayOpen(to: string): boolean {
+  const found = match(to.split('?')[0]!);
+  return !!found && allows(found.page);
 }

@@ -192,6 +192,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByTestId('project-file').filter({ hasText: 'endpoints/ui-books-post.yaml' }).waitFor();
   });
 
+  it("names the project file by the server's project directory (GET /api/project/status), not a fixed project/", async () => {
+    const shown = page.getByTestId('project-file');
+    await shown.filter({ hasText: join(projectDir, 'endpoints', 'ui-books-post.yaml') }).waitFor();
+    await expect(shown.textContent()).resolves.not.toMatch(/(^|\s)project\//);
+  });
+
   it('keeps a half-filled form when the session expires, and saves it after signing in again', async () => {
     await page.getByLabel('Description', { exact: true }).fill('Kept across sign-in');
     await page.context().clearCookies();
@@ -259,6 +265,68 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await expect(page.getByRole('button', { name: 'Delete' }).count()).resolves.toBe(0);
     await go('/cron');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('needs manage_api');
+  });
+
+  it('offers a view-only user no link to a page it may not open: the nav shows it locked, the dashboard shows only its number', async () => {
+    // Automation health links only when something needs a look: make all three need one.
+    await page.route('**/api/dashboard/stats', async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      body.data.automationHealth = { failedCronJobs: 2, webhookErrors: 3, unusedApiKeys: 4 };
+      await route.fulfill({ response, json: body });
+    });
+    try {
+      await go('/');
+      await page.getByText('2 cron job(s) whose last run failed').waitFor();
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      for (const title of ['Cron jobs', 'Webhooks', 'API keys', 'MCP', 'Audit log', 'Database', 'Settings']) {
+        await expect(nav.getByRole('link', { name: title, exact: true }).count(), title).resolves.toBe(0);
+        await expect(nav.locator('[aria-disabled="true"]', { hasText: title }).getAttribute('title'), title).resolves.toMatch(/^needs /);
+      }
+      for (const title of ['Dashboard', 'Endpoints', 'API docs', 'Users', 'System']) await expect(nav.getByRole('link', { name: title, exact: true }).count(), title).resolves.toBe(1);
+
+      const card = (label: string) => page.locator('.card').filter({ has: page.getByText(label, { exact: true }) });
+      for (const label of ['Errors (7 days)', 'Cron jobs', 'Webhooks', 'API keys', 'MCP tools']) {
+        await expect(card(label).locator('.value').textContent(), label).resolves.toMatch(/^\d+$/);
+        await expect(card(label).getByRole('link').count(), label).resolves.toBe(0);
+      }
+      await expect(card('Endpoints').getByRole('link').count()).resolves.toBe(1);
+      await expect(card('Users').getByRole('link').count()).resolves.toBe(1);
+      for (const name of ['see the jobs', 'see webhooks', 'review keys']) await expect(page.getByRole('link', { name }).count(), name).resolves.toBe(0);
+      await page.getByText('3 failed webhook deliveries this week').waitFor();
+      await page.getByText('4 API key(s) unused for 30 days').waitFor();
+    } finally {
+      await page.unroute('**/api/dashboard/stats');
+    }
+  });
+
+  it('shows the current page in the nav readably, in light and dark, also when it is one the user may not open', async () => {
+    // WCAG contrast of the current nav item's text on its background (its own, or the sidebar's).
+    const contrast = async () => {
+      const colors = await page.locator('nav [aria-current="page"]').evaluate((item: any) => {
+        const style = (el: any) => (globalThis as any).getComputedStyle(el);
+        let back = item;
+        while (back.parentElement && /^rgba\(.*, 0\)$/.test(style(back).backgroundColor)) back = back.parentElement;
+        return [style(item).color, style(back).backgroundColor] as string[];
+      });
+      const [a, b] = colors.map((value) => {
+        const [r, g, bl] = (value.match(/[\d.]+/g) ?? []).map((c) => (Number(c) / 255 <= 0.03928 ? Number(c) / 255 / 12.92 : ((Number(c) / 255 + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+      }) as [number, number];
+      return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    };
+    try {
+      for (const theme of ['light', 'dark']) {
+        await page.evaluate((value) => localStorage.setItem('dyn-theme', value), theme);
+        for (const [path, title] of [['/cron', 'Cron jobs'], ['/endpoints', 'Endpoints']]) {
+          await go(path!);
+          await expect(page.locator('nav [aria-current="page"]').textContent()).resolves.toContain(title);
+          await expect(contrast(), `${title}, ${theme}`).resolves.toBeGreaterThanOrEqual(4.5);
+        }
+      }
+    } finally {
+      await page.evaluate(() => localStorage.removeItem('dyn-theme'));
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 // Dashboard: the stats as cards, seven-day charts (uPlot) and automation health with links to
-// what is failing.
+// what is failing. A card or link leads only to a page the user may open (pages.ts decides).
 import uPlot from 'uplot';
 import { useEffect, useRef } from 'preact/hooks';
 import { get } from '../api.ts';
+import { mayOpen } from '../pages.ts';
 import { ErrorBox, Link, Loading, Page, useLoad } from '../ui.tsx';
 
 interface Stats {
@@ -61,13 +62,17 @@ function Chart(props: { title: string; days: string[]; series: Array<{ label: st
   );
 }
 
+/** A stat; its number links to `to` when the user may open that page. */
 const Card = (props: { label: string; value: number | string; to?: string; note?: string }) => (
   <div class="card">
     <div class="label">{props.label}</div>
-    <div class="value">{props.to ? <Link to={props.to}>{props.value}</Link> : props.value}</div>
+    <div class="value">{props.to && mayOpen(props.to) ? <Link to={props.to}>{props.value}</Link> : props.value}</div>
     {props.note && <div class="note">{props.note}</div>}
   </div>
 );
+
+/** A link to what needs a look, left out when the user may not open that page. */
+const SeeLink = (props: { to: string; children: string }) => (mayOpen(props.to) ? <Link to={props.to}>{props.children}</Link> : null);
 
 export default function Dashboard() {
   const { data, error } = useLoad(() => get<Stats>('/api/dashboard/stats').then((r) => r.data), []);
@@ -91,13 +96,13 @@ export default function Dashboard() {
         <h3 style={{ marginTop: 0 }}>Automation health</h3>
         <ul style={{ margin: 0 }}>
           <li class={health.failedCronJobs ? 'bad' : 'ok'}>
-            {health.failedCronJobs} cron job(s) whose last run failed {health.failedCronJobs > 0 && <Link to="/cron">see the jobs</Link>}
+            {health.failedCronJobs} cron job(s) whose last run failed {health.failedCronJobs > 0 && <SeeLink to="/cron">see the jobs</SeeLink>}
           </li>
           <li class={health.webhookErrors ? 'bad' : 'ok'}>
-            {health.webhookErrors} failed webhook deliveries this week {health.webhookErrors > 0 && <Link to="/webhooks">see webhooks</Link>}
+            {health.webhookErrors} failed webhook deliveries this week {health.webhookErrors > 0 && <SeeLink to="/webhooks">see webhooks</SeeLink>}
           </li>
           <li class={health.unusedApiKeys ? 'warn' : 'ok'}>
-            {health.unusedApiKeys} API key(s) unused for 30 days {health.unusedApiKeys > 0 && <Link to="/api-keys">review keys</Link>}
+            {health.unusedApiKeys} API key(s) unused for 30 days {health.unusedApiKeys > 0 && <SeeLink to="/api-keys">review keys</SeeLink>}
           </li>
         </ul>
       </div>

@@ -282,38 +282,61 @@ function SidePanel(props: { endpoint: Endpoint }) {
   );
 }
 
-/** The project file a definition lives in (GET /api/project/files), when the project dir has it. */
+interface ProjectFiles {
+  /** The server's project directory, absolute (GET /api/project/status). */
+  dir: string;
+  /** Where each definition lives, paths relative to `dir` (GET /api/project/files). */
+  files: Array<{ kind: string; key: string; file: string; handlerFile?: string }>;
+}
+
+/** Both routes need manage_api: without it, null (nothing shown, no server path seen). */
+async function loadProjectFiles(): Promise<ProjectFiles | null> {
+  if (!can('manage_api')) return null;
+  const [status, files] = await Promise.all([get<{ dir: string }>('/api/project/status'), get<ProjectFiles['files']>('/api/project/files')]);
+  return { dir: status.data.dir, files: files.data };
+}
+
+/** `file` (relative, with `/`) inside `dir`, with the directory's own separator. */
+const inDir = (dir: string, file: string): string => {
+  const sep = dir.includes('\\') && !dir.includes('/') ? '\\' : '/';
+  return `${dir.replace(/[\\/]+$/, '')}${sep}${file.split('/').join(sep)}`;
+};
+
+/** The file a definition lives in, in the server's project directory (PROJECT_DIR), once it has one. */
 function ProjectFile(props: { endpoint: Endpoint }) {
-  const files = useLoad(() => (can('manage_api') ? get<Array<{ kind: string; key: string; file: string; handlerFile?: string }>>('/api/project/files').then((r) => r.data) : Promise.resolve([])), [props.endpoint._id, props.endpoint.updatedAt]);
+  const project = useLoad(loadProjectFiles, [props.endpoint._id, props.endpoint.updatedAt]);
   const key = `${props.endpoint.method} ${props.endpoint.path}`;
-  const found = files.data?.find((f) => f.kind === 'endpoint' && f.key === key);
+  const found = project.data?.files.find((f) => f.kind === 'endpoint' && f.key === key);
   // Write-back follows a save within about a second: ask again a few times until the file is there.
   const [asked, setAsked] = useState(0);
   useEffect(() => {
-    if (!files.data || found || props.endpoint.isSystem || asked >= 5) return;
+    if (!project.data || found || props.endpoint.isSystem || asked >= 5) return;
     const timer = setTimeout(() => {
       setAsked((n) => n + 1);
-      files.reload();
+      project.reload();
     }, 1000);
     return () => clearTimeout(timer);
-  }, [files.data, found, asked]);
-  if (!files.data) return null;
+  }, [project.data, found, asked]);
+  if (!project.data) return null;
+  const { dir } = project.data;
   return (
     <p class="small muted" data-testid="project-file">
       {found ? (
         <>
-          Project file: <code>project/{found.file}</code>
+          Project file: <code>{inDir(dir, found.file)}</code>
           {found.handlerFile && (
             <>
               {' '}
-              (handler <code>project/{found.handlerFile}</code>)
+              (handler <code>{inDir(dir, found.handlerFile)}</code>)
             </>
           )}
         </>
       ) : props.endpoint.isSystem ? (
         'A system endpoint: not in the project directory.'
       ) : (
-        'Not in the project directory yet.'
+        <>
+          Not in the project directory (<code>{dir}</code>) yet.
+        </>
       )}
     </p>
   );
