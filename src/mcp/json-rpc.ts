@@ -1,7 +1,17 @@
 // The JSON-RPC 2.0 envelope checks made before a message reaches the MCP SDK, so that each
 // failure gets its standard code (the SDK reports a well-formed JSON value that is not a
-// JSON-RPC message as a parse error). Unknown methods (-32601) and invalid params (-32602) are
-// answered per message by the server itself.
+// JSON-RPC message, or one whose params are not an object, as a parse error with no id):
+//
+// | the message                                                   | code   |
+// |---------------------------------------------------------------|--------|
+// | is not an object; jsonrpc, id or method is wrong; params is   | -32600 |
+// | neither an object nor an array (JSON-RPC's Invalid Request)   |        |
+// | has params by position, an array: a valid JSON-RPC request,   | -32602 |
+// | but every MCP method takes named params                       |        |
+//
+// A message sent alone gets its id back; a batch is answered with one error naming the message.
+// Unknown methods (-32601) and other invalid params (-32602) are answered per message by the
+// server itself.
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
@@ -27,19 +37,29 @@ export interface JsonRpcRequest {
 
 const isId = (value: unknown): value is string | number => typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value));
 
-function problemOf(message: unknown): string | null {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return 'a message must be a JSON object';
+interface Problem {
+  code: typeof INVALID_REQUEST | typeof INVALID_PARAMS;
+  message: string;
+}
+
+const invalidRequest = (message: string): Problem => ({ code: INVALID_REQUEST, message });
+
+function problemOf(message: unknown): Problem | null {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return invalidRequest('a message must be a JSON object');
   const m = message as Record<string, unknown>;
-  if (m.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
-  if ('id' in m && !isId(m.id)) return 'id must be a string or an integer';
+  if (m.jsonrpc !== '2.0') return invalidRequest('jsonrpc must be "2.0"');
+  if ('id' in m && !isId(m.id)) return invalidRequest('id must be a string or an integer');
   if ('method' in m) {
-    if (typeof m.method !== 'string' || m.method === '' || m.method.length > 128) return 'method must be a non-empty string';
-    if ('params' in m && (typeof m.params !== 'object' || m.params === null)) return 'params must be an object or an array';
+    if (typeof m.method !== 'string' || m.method === '' || m.method.length > 128) return invalidRequest('method must be a non-empty string');
+    if ('params' in m && (typeof m.params !== 'object' || m.params === null)) return invalidRequest('params must be an object or an array');
+    if (Array.isArray(m.params)) return { code: INVALID_PARAMS, message: `${m.method} params must be an object` };
     return null;
   }
   // A response to a request of ours (we send none, but a response is a valid message).
-  return isId(m.id) && ('result' in m || 'error' in m) ? null : 'a message needs a method';
+  return isId(m.id) && ('result' in m || 'error' in m) ? null : invalidRequest('a message needs a method');
 }
+
+const LABELS = { [INVALID_REQUEST]: 'Invalid Request', [INVALID_PARAMS]: 'Invalid params' };
 
 /** The messages of a parsed body, or the one error to answer with. */
 export function checkMessages(body: unknown): { messages: Record<string, unknown>[] } | { error: JsonRpcFailure } {
@@ -51,7 +71,7 @@ export function checkMessages(body: unknown): { messages: Record<string, unknown
     const problem = problemOf(message);
     if (problem) {
       const id = !batch && isId((message as { id?: unknown } | null)?.id) ? (message as { id: string | number }).id : null;
-      return { error: rpcError(INVALID_REQUEST, `Invalid Request: ${batch ? `message ${index}: ` : ''}${problem}`, id) };
+      return { error: rpcError(problem.code, `${LABELS[problem.code]}: ${batch ? `message ${index}: ` : ''}${problem.message}`, id) };
     }
   }
   return { messages: messages as Record<string, unknown>[] };

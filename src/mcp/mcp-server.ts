@@ -9,7 +9,8 @@ import type { Principal } from '../model/principal.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { OpenApiDocs } from '../docs/openapi-docs.ts';
 import { INVALID_PARAMS } from './json-rpc.ts';
-import { toolsFor, type McpTool } from './tools.ts';
+import { readArguments } from './tool-arguments.ts';
+import { toolsFor } from './tools.ts';
 
 export const OPENAPI_RESOURCE = 'openapi://dyn/openapi.json';
 /** MCP's code for a resource that does not exist. */
@@ -125,37 +126,4 @@ function readCursor(params: unknown): number {
   }
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new McpError(INVALID_PARAMS, 'Invalid params: cursor is not one this server gave');
   return offset;
-}
-
-const ARGUMENT_KEYS = ['params', 'id', 'query', 'body'];
-
-/** The call's arguments as an invoke request; shapes the input schema rules out are invalid params. */
-function readArguments(tool: McpTool, args: Record<string, unknown>): { params?: Record<string, string>; recordId?: string; query?: Record<string, string>; body?: unknown } {
-  const invalid = (message: string) => new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${message}`);
-  const allowed = Object.keys(tool.inputSchema.properties as object);
-  for (const key of Object.keys(args)) if (!allowed.includes(key) || !ARGUMENT_KEYS.includes(key)) throw invalid(`unknown argument "${key.slice(0, 64)}"`);
-  for (const key of (tool.inputSchema.required as string[] | undefined) ?? []) if (args[key] === undefined) throw invalid(`${key} is required`);
-  const out: ReturnType<typeof readArguments> = {};
-  if (args.params !== undefined) {
-    if (!isStringMap(args.params)) throw invalid('params must be an object of strings');
-    out.params = args.params;
-  }
-  if (args.id !== undefined) {
-    if (typeof args.id !== 'string') throw invalid('id must be a string');
-    out.recordId = args.id;
-  }
-  if (args.query !== undefined) {
-    const query = args.query;
-    if (typeof query !== 'object' || query === null || Array.isArray(query)) throw invalid('query must be an object');
-    const entries = Object.entries(query);
-    if (entries.some(([, v]) => !['string', 'number', 'boolean'].includes(typeof v))) throw invalid('query values must be strings, numbers or booleans');
-    // The engine reads query values as the strings an HTTP query would carry.
-    out.query = Object.fromEntries(entries.map(([k, v]) => [k, String(v)]));
-  }
-  if (args.body !== undefined) out.body = args.body;
-  return out;
-}
-
-function isStringMap(value: unknown): value is Record<string, string> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }

@@ -1,8 +1,23 @@
 // Cron jobs as data: the stored document, the input schemas (one per action type, a table), and the
 // schedule and timezone checks. What an action does when it runs lives in src/automation/cron/actions.
 import cron from 'node-cron';
+import { badRequest } from '../lib/errors.ts';
 import type { Stamp } from './records.ts';
 import { maskedSecretHeaders, maskSecretHeaders, withStoredSecrets } from './secret-headers.ts';
+
+/**
+ * The name of a cron job, or of a webhook: the natural key people and project files use. Routes
+ * take an id or a name for `:id`, an id first, and names compare case-insensitively, so a name of
+ * 24 hex digits in any case could stand for another job's or hook's id: assertNameNotId refuses it
+ * (schemas/cron-job.schema.json and webhook.schema.json say the same to project files).
+ */
+export const NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' };
+export const ID_LIKE_NAME = 'must not look like an id (24 hexadecimal characters)';
+
+/** A 400 naming `name` when it looks like an id; run after the schema (a name left out is fine). */
+export function assertNameNotId(name: string | undefined): void {
+  if (name !== undefined && /^[0-9a-f]{24}$/i.test(name)) throw badRequest(`Invalid request body: name ${ID_LIKE_NAME}`, [{ field: 'name', message: ID_LIKE_NAME }]);
+}
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 

@@ -1,5 +1,6 @@
 // Webhooks as data: the subscription (`webhooks`), its deliveries (`webhookdeliveries`, which are
 // also the outbox the dispatcher reads), the events a hook may follow, and the input schema.
+import { NAME_SCHEMA } from './cron-job.ts';
 
 /** Events a hook may subscribe to (`*` is all of them). `webhook.test` is sent only by POST /:id/test. */
 export const WEBHOOK_EVENTS = [
@@ -95,7 +96,8 @@ export interface WebhookDeliveryDoc {
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$";
 
 export const WEBHOOK_PROPERTIES = {
-  name: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' },
+  // Names that look like ids are refused by assertNameNotId (cron-job.ts), after the schema.
+  name: NAME_SCHEMA,
   url: { type: 'string', minLength: 1, maxLength: 2000 },
   events: { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length + 1, uniqueItems: true, items: { enum: [...WEBHOOK_EVENTS, '*'] } },
   // Nullable as a type list, not `anyOf: [null, …]`: ajv would report "must be null" first, and

@@ -5,7 +5,7 @@
 // cannot reach it.
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, nextRunOf, scheduleProblem, withHttpHeaders, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { ACTION_SCHEMAS, assertNameNotId, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders } from '../model/secret-headers.ts';
@@ -63,7 +63,6 @@ export interface PublicCronJob {
 }
 
 export const CRON_REVISION = 'cronjobs';
-const NAME_SCHEMA = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' };
 const properties = {
   name: NAME_SCHEMA,
   description: { type: 'string', maxLength: 1000 },
@@ -164,6 +163,7 @@ export class CronJobsService {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
     const valid = validateCreate(rest);
+    assertNameNotId(valid.name);
     const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor, undefined);
     const now = new Date();
     const by = principalUserId(actor.principal ?? undefined);
@@ -192,6 +192,7 @@ export class CronJobsService {
   async update(id: string, input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     const valid = validateUpdate(rest);
+    assertNameNotId(valid.name);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;

@@ -5,6 +5,7 @@
 // supplied by src/automation, which this layer cannot reach).
 import { badRequest, conflict, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
+import { assertNameNotId } from '../model/cron-job.ts';
 import { principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -163,6 +164,7 @@ export class WebhooksService {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
     const valid = validateCreate(withoutShownSecret(rest, true));
+    assertNameNotId(valid.name);
     const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
     const now = new Date();
     let doc: WebhookDoc;
@@ -189,6 +191,7 @@ export class WebhooksService {
   async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     const valid = validateUpdate(withoutShownSecret(rest, false));
+    assertNameNotId(valid.name);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;

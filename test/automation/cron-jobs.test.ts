@@ -154,6 +154,29 @@ describe('cron job definitions', () => {
     expect(res.status).toBe(409);
   });
 
+  it('refuses a name that looks like an id, on create and on update, since :id takes an id or a name', async () => {
+    const job = await createJob({ action: js('async function run() {}') });
+    for (const name of ['6b09b089031e919c8cff5629', job._id.toUpperCase()]) {
+      const created = await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', action: js('async function run() {}') } });
+      expect(created.status).toBe(400);
+      expect(created.body).toMatchObject({ error: 'Invalid request body: name must not look like an id (24 hexadecimal characters)', details: [{ field: 'name' }] });
+      const renamed = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { name } });
+      expect(renamed.status).toBe(400);
+      expect(renamed.body.details).toEqual([{ field: 'name', message: 'must not look like an id (24 hexadecimal characters)' }]);
+    }
+    expect((await t.api('GET', `/api/cron/${job._id}`, { token: admin })).body.data.name).toBe(job.name);
+    // 23 or 25 hex digits, or a 24-character name with another letter, are names like any other.
+    for (const name of ['6b09b089031e919c8cff562', '6b09b089031e919c8cff5629a', '6b09b089031e919c8cff562x']) {
+      expect((await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', action: js('async function run() {}') } })).status).toBe(201);
+    }
+  });
+
+  it('refuses a name that looks like an id in a project bundle, as the project file schema says', async () => {
+    const res = await t.api('POST', '/api/project/plan', { token: admin, body: { cronJobs: [{ name: '6B09B089031E919C8CFF5629', schedule: '0 3 * * *', action: js('async function run() {}') }] } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('must not look like an id (24 hexadecimal characters)');
+  });
+
   it('needs manage_api', async () => {
     const viewer = await createUserWith(t, ['view', 'manage_users']);
     expect((await t.api('GET', '/api/cron')).status).toBe(401);

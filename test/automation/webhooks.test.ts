@@ -193,6 +193,23 @@ describe('webhook definitions', () => {
     await removeHook(hook._id);
   });
 
+  it('refuses a name that looks like an id, on create and on update, since :id takes an id or a name', async () => {
+    const hook = await createHook({});
+    for (const name of ['6b09b089031e919c8cff5629', hook._id.toUpperCase()]) {
+      const created = await t.api('POST', '/api/webhooks', { token: admin, body: { name, url: `${receiver.url}/x`, events: ['*'] } });
+      expect(created.status).toBe(400);
+      expect(created.body).toMatchObject({ error: 'Invalid request body: name must not look like an id (24 hexadecimal characters)', details: [{ field: 'name' }] });
+      const renamed = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { name } });
+      expect(renamed.status).toBe(400);
+      expect(renamed.body.details).toEqual([{ field: 'name', message: 'must not look like an id (24 hexadecimal characters)' }]);
+    }
+    expect((await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).body.data.name).toBe(hook.name);
+    const bundle = await t.api('POST', '/api/project/plan', { token: admin, body: { webhooks: [{ name: '6b09b089031e919c8cff5629', url: `${receiver.url}/x`, events: ['*'] }] } });
+    expect(bundle.status).toBe(400);
+    expect(JSON.stringify(bundle.body)).toContain('must not look like an id (24 hexadecimal characters)');
+    await removeHook(hook._id);
+  });
+
   it('refuses a target the outbound policy blocks on save, with no connection made', async () => {
     const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('blocked'), url: `${forbidden.url}/`, events: ['*'] } });
     expect(res.status).toBe(400);

@@ -1,4 +1,6 @@
 import { validate } from '@readme/openapi-parser';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
@@ -274,5 +276,40 @@ describe('names that could meet', () => {
     expect(doc.tags.filter((tag: any) => tag.name === 'Ungrouped')).toHaveLength(1);
     const result = await validate(structuredClone(doc));
     expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+});
+
+describe('datetime fields', () => {
+  const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+  /** A validator of one schema of the document, found by JSON pointer, its $refs resolved in the document. */
+  function schemaAt(doc: any, pointer: string) {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(doc, 'openapi.json');
+    return ajv.compile({ $ref: `openapi.json#${pointer}` });
+  }
+
+  it.each(['2026-01-01', '2026-01-01T08:30', '2026-01-01T08:30:00.123+02:00', '2026-01-01T00:00:00.000Z'])(
+    'describes %s so that the request and the response, which returns it as written, both validate',
+    async (releasedAt) => {
+      const created = await t.api('POST', '/api/shop/products', { body: { title: 'Dated', price: 1, releasedAt } });
+      expect(created.status, created.text).toBe(201);
+      const read = await t.api('GET', `/api/shop/products/${created.body.data._id}`);
+      expect(read.body.data.releasedAt).toBe(releasedAt);
+      for (const query of ['', '?version=3.1']) {
+        const doc = await openapi(query);
+        const request = schemaAt(doc, '/components/schemas/post_api_shop_products_input');
+        expect(request({ title: 'Dated', price: 1, releasedAt }), JSON.stringify(request.errors)).toBe(true);
+        const response = schemaAt(doc, `/paths/${encodeURIComponent('~1api~1shop~1products~1{id}')}/get/responses/200/content/application~1json/schema`);
+        expect(response(read.body), JSON.stringify(response.errors)).toBe(true);
+      }
+    },
+  );
+
+  it('still refuses what the field refuses', async () => {
+    const doc = await openapi();
+    const request = schemaAt(doc, '/components/schemas/post_api_shop_products_input');
+    for (const releasedAt of ['yesterday', '2026-1-1', '2026-01-01 08:30']) expect(request({ title: 'Dated', price: 1, releasedAt })).toBe(false);
   });
 });

@@ -145,12 +145,8 @@ describe('with the SDK client', () => {
     await expect(client.callTool({ name: 'get_api_shops_shopId_items', arguments: {} })).rejects.toThrow(/-32602.*params is required/);
   });
 
-  it('reports a 4xx of the endpoint as a tool error, and changes nothing', async () => {
+  it('reports a 4xx of the endpoint as a tool error', async () => {
     const client = await connect({ authorization: `Bearer ${member.token}` });
-    const bad = await client.callTool({ name: 'post_api_shop_products', arguments: { body: { price: -1 } } });
-    expect(bad.isError).toBe(true);
-    expect((bad.structuredContent as any).status).toBe(400);
-    expect((bad.structuredContent as any).response.details.length).toBeGreaterThan(0);
     const missing = await client.callTool({ name: 'get_api_shop_products', arguments: { id: '000000000000000000000000' } });
     expect(missing.isError).toBe(true);
     expect((missing.structuredContent as any).status).toBe(404);
@@ -193,6 +189,53 @@ describe('with the SDK client', () => {
   });
 });
 
+describe('tool arguments, checked against the tool\'s input schema before the call', () => {
+  beforeAll(async () => {
+    await define({ method: 'GET', path: '/api/checked/things', schema: { label: { type: 'string' } } });
+    await define({ method: 'POST', path: '/api/checked/things', schema: { label: { type: 'string', required: true, pattern: '^[a-z]+$' }, size: { type: 'number', minimum: 0 }, due: { type: 'datetime' } } });
+  });
+
+  /** The audit entries an endpoint call of /api/checked/things wrote (api_call, error). */
+  async function endpointEntries(): Promise<unknown[]> {
+    await t.server.services.audit.flush();
+    const logs = await t.api('GET', '/api/dashboard/logs?search=/api/checked/things&limit=100', { token: admin });
+    expect(logs.status, logs.text).toBe(200);
+    return logs.body.data.filter((entry: { action: string }) => entry.action === 'api_call' || entry.action === 'error');
+  }
+
+  it('refuses an id that is not a record id as invalid params naming it, and does not call the endpoint', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    await expect(client.callTool({ name: 'get_api_checked_things', arguments: { id: 'zz' } })).rejects.toThrow(/-32602.*Invalid arguments for get_api_checked_things: id must match the pattern/);
+    const raw = await rpc({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'get_api_checked_things', arguments: { id: 'zz', query: { page: 0 } } } });
+    expect(raw.status).toBe(200);
+    expect(raw.body).toMatchObject({ jsonrpc: '2.0', id: 21, error: { code: -32602, data: { details: [{ field: 'id' }, { field: 'query.page', message: 'must be at least 1' }] } } });
+    expect(await endpointEntries()).toEqual([]);
+  });
+
+  it('refuses a body the schema rules out, listing every problem, and creates nothing', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    await expect(client.callTool({ name: 'post_api_checked_things', arguments: { body: { size: -1 } } })).rejects.toThrow(/-32602.*body\.label is required/);
+    const raw = await rpc({ jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'post_api_checked_things', arguments: { body: { label: 'NO', size: -1, colour: 'red' } } } });
+    expect(raw.body.error.data.details).toEqual([
+      { field: 'body.colour', message: 'is not an allowed field' },
+      { field: 'body.label', message: 'must match the pattern ^[a-z]+$' },
+      { field: 'body.size', message: 'must be at least 0' },
+    ]);
+    expect(await endpointEntries()).toEqual([]);
+    expect((await t.api('GET', '/api/checked/things')).body.meta.total).toBe(0);
+  });
+
+  it('calls the endpoint with arguments the schema admits', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const created = await client.callTool({ name: 'post_api_checked_things', arguments: { body: { label: 'lamp', size: 2, due: '2026-01-01' } } });
+    expect(created.structuredContent).toMatchObject({ status: 201 });
+    const id = (created.structuredContent as any).response.data._id;
+    const read = await client.callTool({ name: 'get_api_checked_things', arguments: { id, query: { populate: 'true' } } });
+    expect(read.structuredContent).toMatchObject({ status: 200, response: { data: { label: 'lamp' } } });
+    expect(await endpointEntries()).not.toEqual([]); // what the refused calls above would have written
+  });
+});
+
 describe('over raw HTTP', () => {
   it('needs a JWT or an API key', async () => {
     const anonymous = await fetch(`${t.url}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
@@ -219,6 +262,19 @@ describe('over raw HTTP', () => {
     const res = await rpc(body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ jsonrpc: '2.0', id, error: { code } });
+  });
+
+  it.each([
+    ['tools/list', [1]],
+    ['tools/call', ['get_api_shop_products', {}]],
+    ['ping', []],
+  ])('answers %s with params by position (an array) as invalid params with the request\'s id, not as a parse error', async (method, params) => {
+    const res = await rpc({ jsonrpc: '2.0', id: 31, method, params });
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: 31, error: { code: -32602, message: `Invalid params: ${method} params must be an object` } });
+    const inBatch = await rpc([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', id: 'b', method, params }]);
+    expect(inBatch.body).toMatchObject({ id: null, error: { code: -32602, message: `Invalid params: message 1: ${method} params must be an object` } });
+    // Params that are not structured at all make the message no JSON-RPC request.
+    expect((await rpc({ jsonrpc: '2.0', id: 32, method, params: 1 })).body).toMatchObject({ id: 32, error: { code: -32600 } });
   });
 
   it('answers an unknown method with -32601 and invalid params with -32602', async () => {

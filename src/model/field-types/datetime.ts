@@ -32,8 +32,11 @@ export const datetimeType: FieldType = {
   options: { properties: {} },
   formats: { 'iso-date-time': isIsoDateTime },
   toJsonSchema: () => ({ type: 'string', format: 'iso-date-time' }),
-  // date-time is the closest OpenAPI format; a date alone (`2026-11-21`) is accepted as well.
-  openApi: () => ({ type: 'string', format: 'date-time', description: 'ISO 8601 date or date-time' }),
+  // Not `format: date-time`: that is RFC 3339 (seconds and a zone required), and values come back
+  // as written, so a date (`2026-11-21`) or a local time (`2026-11-21T08:30`) would fail a client
+  // validating the response. The pattern is this type's own (calendar checks aside); it reads the
+  // same in OpenAPI 3.0 and 3.1.
+  openApi: () => ({ type: 'string', pattern: ISO_8601.source, description: 'ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z; seconds, fraction and zone optional)' }),
   exampleValue: () => '2026-01-01T00:00:00.000Z',
   filter: () => DATETIME_FILTER,
   indexedAs: 'text',
