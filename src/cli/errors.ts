@@ -68,12 +68,14 @@ export function exitCodeOf(error: unknown): ExitCode {
 
 /**
  * One line, whatever the error. For a server refusal: its message, the first validation detail
- * the message does not already say, and the status.
+ * the message does not already say, and the status. A message that ends in a colon (a parser's
+ * `... at line 2, column 1:` whose excerpt the server left out) loses the colon.
  */
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError) {
     const detail = error.details?.find((d) => !error.message.includes(d.message));
-    const text = detail ? `${error.message} (${detail.field}: ${detail.message})` : error.message;
+    const message = error.message.replace(/:\s*$/, '');
+    const text = detail ? `${message} (${detail.field}: ${detail.message})` : message;
     return `${text} [HTTP ${error.status}]`;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -68,8 +68,14 @@ export function checkJson(text: string, source: string): string {
   return text;
 }
 
-/** An HTTP method: letters only, upper-cased. */
+/** What `dynctl call` sends; the server's parser answers any other method with an empty 400. */
+export const CALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
+/** An HTTP method of CALL_METHODS, in any letter case; upper-cased. */
 export function parseMethod(value: string): string {
-  if (!/^[A-Za-z]{1,16}$/.test(value)) throw new InvalidArgumentError(`"${value}" is not an HTTP method`);
-  return value.toUpperCase();
+  const method = value.toUpperCase();
+  if (!(CALL_METHODS as readonly string[]).includes(method)) {
+    throw new InvalidArgumentError(`"${value}" is not an HTTP method dynctl can send (use ${CALL_METHODS.slice(0, -1).join(', ')} or ${CALL_METHODS.at(-1)})`);
+  }
+  return method;
 }

@@ -265,13 +265,26 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
 
 /**
  * `${env:NAME}` and `${file:/path}` resolved in definitions and settings (records are restored
- * as they are). Any unresolvable placeholder is a 400 listing every one.
+ * as they are). Any unresolvable placeholder is a 400 listing every one, each named by its
+ * definition's key as other bundle problems are (`endpoints[GET /api/x].description`).
  */
 function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
-  const { data, ...rest } = bundle;
-  const resolved = resolvePlaceholders(rest, { allow: (placeholder) => refusedPlaceholder(placeholder, policy) });
-  if (!resolved.ok) throw invalidBundle(resolved.problems);
-  return { ...resolved.value, ...(data ? { data } : {}) };
+  const options = { allow: (placeholder: Placeholder) => refusedPlaceholder(placeholder, policy) };
+  const problems: Problem[] = [];
+  const resolve = <T>(value: T, at: string): T => {
+    const resolved = resolvePlaceholders(value, { ...options, at });
+    if (resolved.ok) return resolved.value;
+    problems.push(...resolved.problems);
+    return value;
+  };
+  const out = { ...bundle } as Record<string, unknown>;
+  for (const kind of KINDS) {
+    if (out[kind.bundleKey] === undefined) continue;
+    out[kind.bundleKey] = specsOf(bundle, kind).map((spec, index) => resolve(spec, `${kind.bundleKey}[${keyOf(kind, spec) ?? index}]`));
+  }
+  if (bundle.settings !== undefined) out.settings = resolve(bundle.settings, 'settings');
+  throwProblems(problems);
+  return out as unknown as Bundle;
 }
 
 function refusedPlaceholder(placeholder: Placeholder, policy: PlaceholderPolicy): string | undefined {

@@ -36,6 +36,8 @@ export interface ResolveOptions {
   readFile?: (path: string) => string | undefined;
   /** Which placeholders may be resolved at all (the server's policy); a refused one is a problem. */
   allow?: (placeholder: Placeholder) => string | undefined;
+  /** Where `value` is, prefixed to the paths of problems (`endpoints[GET /api/x]`). Default: ''. */
+  at?: string;
 }
 
 export type Resolved<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
@@ -103,7 +105,7 @@ export function resolvePlaceholders<T>(value: T, options: ResolveOptions = {}): 
       }
       return source === 'file' ? resolved.replace(/\r?\n$/, '') : resolved;
     });
-  const copy = mapStrings(value, '', resolveString) as T;
+  const copy = mapStrings(value, options.at ?? '', resolveString) as T;
   return problems.length ? { ok: false, problems } : { ok: true, value: copy };
 }
 

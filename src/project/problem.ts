@@ -32,3 +32,26 @@ export function sortProblems(problems: readonly Problem[]): Problem[] {
 }
 
 export const joinPath = (base: string, key: string | number): string => (base === '' ? String(key) : `${base}.${key}`);
+
+/** Where a definition is written (its file) and the line of a path inside it, when known. */
+export type DefinitionLocator = (bundleKey: string, key: string, path: string) => { file: string; line?: number } | undefined;
+
+/**
+ * A bundle problem names its definition by key (`endpoints[GET /api/x].description`, as apply
+ * and the project API report them); when `locate` knows the file holding that definition, the
+ * problem is put as a file's problem is: `project/endpoints/x.yaml:4: description ...`. Keys may
+ * hold `]` and `.`, so each `]` that ends a candidate key is tried. Anything else is returned as it is.
+ */
+export function locateProblem(problem: Problem, locate: DefinitionLocator): Problem {
+  if (problem.file !== undefined) return problem;
+  const open = /^([A-Za-z]+)\[/.exec(problem.path);
+  if (!open) return problem;
+  for (let end = problem.path.indexOf(']', open[0].length); end !== -1; end = problem.path.indexOf(']', end + 1)) {
+    const after = problem.path[end + 1];
+    if (after !== undefined && after !== '.') continue;
+    const inner = problem.path.slice(end + 2);
+    const found = locate(open[1] as string, problem.path.slice(open[0].length, end), inner);
+    if (found) return { file: found.file, ...(found.line !== undefined ? { line: found.line } : {}), path: inner, message: problem.message };
+  }
+  return problem;
+}

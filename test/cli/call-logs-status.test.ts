@@ -72,6 +72,16 @@ describe('dynctl call', () => {
     expect((await cli.run(['call', 'GET', '/x', '-H', 'no-colon'])).code).toBe(2);
     expect((await cli.run(['call', 'G E T', '/x'])).code).toBe(2);
   });
+
+  it('refuses a method it cannot send before sending it (exit 2), accepts the others in any case', async () => {
+    const foo = await cli.run(['call', 'FOO', '/api/shop/books']);
+    expect(foo.code).toBe(2);
+    expect(foo.stdout).toBe('');
+    expect(foo.stderr).toContain('"FOO" is not an HTTP method dynctl can send (use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS)');
+    const head = await cli.run(['call', 'head', '/api/shop/books']);
+    expect(head.code, head.stderr).toBe(0);
+    expect(head.stdout).toMatch(/^200 OK {2}HEAD \/api\/shop\/books/);
+  });
 });
 
 describe('dynctl logs', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenExpired } from '../../src/cli/client.ts';
 import { normalizeServer } from '../../src/cli/config-store.ts';
-import { collectHeader, parseExpiry, parsePermissions } from '../../src/cli/option-parsers.ts';
+import { collectHeader, parseExpiry, parseMethod, parsePermissions } from '../../src/cli/option-parsers.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 
@@ -28,6 +28,14 @@ describe('flag values', () => {
   it('--header collects Name: value pairs', () => {
     expect(collectHeader('X-Trace: a:b', collectHeader('Accept: text/plain'))).toEqual({ accept: 'text/plain', 'x-trace': 'a:b' });
     expect(() => collectHeader('no colon')).toThrow();
+  });
+
+  it.each(['GET', 'post', 'Put', 'PATCH', 'delete', 'HEAD', 'options'])('call accepts the method %s, upper-cased', (method) => {
+    expect(parseMethod(method)).toBe(method.toUpperCase());
+  });
+
+  it.each(['FOO', 'CONNECT', 'TRACE', 'G E T', ''])('call refuses the method "%s"', (method) => {
+    expect(() => parseMethod(method)).toThrow('is not an HTTP method dynctl can send');
   });
 
   it('server URLs are normalized and must be http(s)', () => {

@@ -194,7 +194,8 @@ describe('apply', () => {
 
     const unset = await post(t, '/api/project/plan', { groups: [], endpoints: [endpoint('/api/secret/other', { description: '${env:DYN_TEST_NOT_SET}' })] });
     expect(unset.status).toBe(400);
-    expect(unset.body.error).toBe('Invalid bundle: endpoints.0.description needs the environment variable DYN_TEST_NOT_SET, which is not set');
+    // Named by the definition, as other bundle problems are (not by its place in the list).
+    expect(unset.body.error).toBe('Invalid bundle: endpoints[GET /api/secret/other].description needs the environment variable DYN_TEST_NOT_SET, which is not set');
     delete process.env.DYN_TEST_ALLOWED_IP;
   });
 

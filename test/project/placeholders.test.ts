@@ -66,6 +66,13 @@ describe('resolving placeholders', () => {
     });
   });
 
+  it('prefixes the paths of its problems with `at`, the place of the value in a bundle', () => {
+    expect(resolvePlaceholders({ description: '${env:DYN_NOT_SET}' }, { env: {}, at: 'endpoints[GET /api/x]' })).toEqual({
+      ok: false,
+      problems: [{ path: 'endpoints[GET /api/x].description', message: 'needs the environment variable DYN_NOT_SET, which is not set' }],
+    });
+  });
+
   it('reads process.env and the file system by default', () => {
     process.env.DYN_PLACEHOLDER_TEST = 'from env';
     try {

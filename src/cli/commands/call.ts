@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import type { RawResponse } from '../client.ts';
 import type { CommandModule } from '../context.ts';
 import { CliError, EXIT, exitCodeForStatus, usageError } from '../errors.ts';
-import { checkJson, collectHeader, parseData, parseMethod } from '../option-parsers.ts';
+import { CALL_METHODS, checkJson, collectHeader, parseData, parseMethod } from '../option-parsers.ts';
 import type { Output } from '../output.ts';
 import { readStdin } from '../prompt.ts';
 
@@ -16,7 +16,7 @@ export const callCommand: CommandModule = {
     program
       .command('call')
       .description('send a test request to the server and print status, timing and body')
-      .argument('<method>', 'HTTP method (GET, POST, PUT, PATCH, DELETE, …)', parseMethod)
+      .argument('<method>', `HTTP method: ${CALL_METHODS.join(', ')}`, parseMethod)
       .argument('<path>', 'path on the server, with a query string if any (/api/shop/items?limit=5)')
       .option('-d, --data <json>', 'request body: JSON, @file or @- for stdin', parseData)
       .option('-H, --header <name:value>', 'extra request header (repeatable)', collectHeader)

@@ -8,7 +8,7 @@ import type { Output, Style } from '../output.ts';
 import { ask } from '../prompt.ts';
 import { formatBytes, startProgress, type Progress } from '../progress.ts';
 import { exportJsonLines, importJsonLinesFile, type LineTally } from './project-stream.ts';
-import type { Problem } from '../../project/problem.ts';
+import { formatProblem, locateProblem, type DefinitionLocator, type Problem } from '../../project/problem.ts';
 
 /**
  * The project commands: the project directory (GitOps, see README) against a server.
@@ -47,16 +47,24 @@ function registerValidate(program: Command, context: CliContext): void {
     .command('validate')
     .description('check a project directory offline (no server): YAML, schemas, references, handler syntax')
     .argument('[dir]', DIR_ARGUMENT)
-    .addHelpText('after', '\nPrints every problem as file:line: path message and exits 1 if there is any.')
+    .addHelpText(
+      'after',
+      '\nPrints every problem as file:line: path message and exits 1 if there is any.\nA placeholder that does not resolve here (${env:NAME} unset, ${file:/path} unreadable) is a warning:\nthe server that applies the project resolves it from its own environment.',
+    )
     .action(async (dirArgument: string | undefined) => {
       const dir = projectDir(context, dirArgument);
-      const { loadProject, formatProblem } = await import('../../project/files.ts');
+      const { loadProject } = await import('../../project/files.ts');
       const { KINDS, specsOf } = await import('../../project/kinds/index.ts');
-      const { bundle, problems } = loadProject(dir);
+      const { unresolvedPlaceholders } = await import('../definition-files.ts');
+      const loaded = loadProject(dir);
+      const { bundle, problems } = loaded;
+      const warnings = unresolvedPlaceholders(loaded, context.env);
       const perKind = KINDS.map((kind) => ({ noun: kind.kind, count: specsOf(bundle, kind).length }));
       const definitions = perKind.reduce((sum, kind) => sum + kind.count, 0);
       const out = context.out;
-      out.result({ valid: problems.length === 0, dir, definitions, problems }, () => {
+      // On stderr, before the result: a person sees them; stdout stays the result alone.
+      for (const warning of warnings) out.warn(`${formatProblem(warning)} here (the server that applies ${dir} must have it)`);
+      out.result({ valid: problems.length === 0, dir, definitions, problems, warnings }, () => {
         if (problems.length === 0) {
           out.success(`${definitions} definitions valid (${perKind.map((kind) => plural(kind.count, kind.noun)).join(', ')}) in ${dir}`);
         } else {
@@ -82,9 +90,9 @@ function registerDiff(program: Command, context: CliContext): void {
     .action(async (dirArgument: string | undefined, options: { prune?: boolean }) => {
       const dir = projectDir(context, dirArgument);
       const prune = options.prune ?? false;
-      const bundle = await loadOrFail(context, dir);
+      const { bundle, locate } = await loadOrFail(context, dir);
       const client = await context.client();
-      const plan = await refusals(context, () => client.planProject(bundle, { prune }));
+      const plan = await refusals(context, () => client.planProject(bundle, { prune }), locate);
       // Without --prune the same plan as apply; what only the server has is a remark, not a change.
       const onlyOnServer = prune ? [] : await serverOnly(client, bundle);
       const title = await changeTitles(client, bundle, [...plan.changes, ...onlyOnServer]);
@@ -138,14 +146,14 @@ function registerApply(program: Command, context: CliContext): void {
       const dir = projectDir(context, dirArgument);
       const prune = options.prune ?? false;
       const dryRun = options.dryRun ?? false;
-      const bundle = await loadOrFail(context, dir);
+      const { bundle, locate } = await loadOrFail(context, dir);
       if (prune && (await import('../../project/bundle-shape.ts')).isEmptyBundle(bundle)) {
         throw new CliError(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`, EXIT.failure);
       }
       const client = await context.client();
       if (prune && !dryRun && !options.yes) await confirmDeletions(context, client, bundle, dir);
 
-      const result = await refusals(context, () => client.applyProject(bundle, { prune, dryRun }));
+      const result = await refusals(context, () => client.applyProject(bundle, { prune, dryRun }), locate);
       const title = await changeTitles(client, bundle, result.changes);
       const out = context.out;
       out.result(result, () => {
@@ -363,13 +371,13 @@ function registerImport(program: Command, context: CliContext): void {
       if (formatOfFile(file) === 'jsonl' && !isDirectory(file)) {
         ({ result, bytes: size } = await refusals(context, () => importJsonLinesFile(context, client, file, options.mode, options.quiet ?? false)));
       } else {
-        const body = await importBody(context, file);
+        const { body, locate } = await importBody(context, file);
         if (!('text' in body)) bundle = body;
         size = 'text' in body ? Buffer.byteLength(body.text) : 0;
         const progress = size >= BIG_UPLOAD_BYTES && !options.quiet ? progressOf(context, 'sending') : undefined;
-        result = await refusals(context, () =>
-          withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: (sent: number, total: number) => progress.update({ bytes: sent, totalBytes: total }) } : {}) })),
-        );
+        const send = (): Promise<ProjectImportResult> =>
+          withProgress(progress, () => client.importProject(body, { mode: options.mode, ...(progress ? { onUploadProgress: (sent: number, total: number) => progress.update({ bytes: sent, totalBytes: total }) } : {}) }));
+        result = await refusals(context, () => ('text' in body && body.type === 'yaml' ? yamlRefusals(context, file, body.text, send) : send()), locate);
       }
       const ms = Math.round(performance.now() - started);
       const title = await changeTitles(client, bundle, result.changes);
@@ -385,15 +393,17 @@ function registerImport(program: Command, context: CliContext): void {
     });
 }
 
+type ImportBody = { body: ProjectBundle | { text: string; type: 'json' | 'yaml' }; locate?: DefinitionLocator };
+
 /** A directory is loaded (its problems stop the import); a file is sent as it is. */
-async function importBody(context: CliContext, file: string): Promise<ProjectBundle | { text: string; type: 'json' | 'yaml' }> {
+async function importBody(context: CliContext, file: string): Promise<ImportBody> {
   let directory: boolean;
   try {
     directory = statSync(file).isDirectory();
   } catch (error) {
     throw usageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (directory) return loadOrFail(context, file);
+  if (directory) return loadOrFail(context, file).then(({ bundle, locate }) => ({ body: bundle, locate }));
   const ext = extname(file).toLowerCase();
   if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') throw usageError(`${file}: expected a .yaml, .yml, .json or .jsonl bundle file, or a project directory`);
   let text: string;
@@ -402,7 +412,7 @@ async function importBody(context: CliContext, file: string): Promise<ProjectBun
   } catch (error) {
     throw usageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (ext !== '.json') return { text, type: 'yaml' };
+  if (ext !== '.json') return { body: { text, type: 'yaml' } };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -410,17 +420,22 @@ async function importBody(context: CliContext, file: string): Promise<ProjectBun
     throw new CliError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
   // Also accepted: the {success, data} answer of GET /api/project/export?format=json, saved as is.
-  if (isObject(parsed) && parsed.success === true && isObject(parsed.data)) return { text: JSON.stringify(parsed.data), type: 'json' };
-  return { text, type: 'json' };
+  if (isObject(parsed) && parsed.success === true && isObject(parsed.data)) return { body: { text: JSON.stringify(parsed.data), type: 'json' } };
+  return { body: { text, type: 'json' } };
 }
 
 // ---- shared ---------------------------------------------------------------------------------
 
-/** The directory's bundle; its problems (listed on stderr) stop the command with exit 1. */
-async function loadOrFail(context: CliContext, dir: string): Promise<ProjectBundle> {
-  const { loadProject, formatProblem } = await import('../../project/files.ts');
-  const { bundle, problems } = loadProject(dir);
-  if (problems.length === 0) return bundle;
+/**
+ * The directory's bundle, and where each of its definitions is written (for the server's
+ * refusals); its problems (listed on stderr) stop the command with exit 1.
+ */
+async function loadOrFail(context: CliContext, dir: string): Promise<{ bundle: ProjectBundle; locate: DefinitionLocator }> {
+  const { loadProject } = await import('../../project/files.ts');
+  const { definitionLocator } = await import('../definition-files.ts');
+  const loaded = loadProject(dir);
+  const { bundle, problems } = loaded;
+  if (problems.length === 0) return { bundle, locate: definitionLocator(loaded) };
   const message = `${plural(problems.length, 'problem')} in ${dir}; nothing was sent to the server (dynctl validate ${dir} lists them)`;
   if (context.out.json) context.out.printJson({ error: message, problems: problems satisfies Problem[] });
   else for (const problem of problems) context.out.note(formatProblem(problem));
@@ -430,22 +445,46 @@ async function loadOrFail(context: CliContext, dir: string): Promise<ProjectBund
 /**
  * A refusal with details (the server's 400 listing every problem of a bundle): the details are
  * listed on stderr (with --json: `{error, details}` on stdout), then the one-line error, exit 1.
+ * `locate`: where the definitions sent are written; a detail naming one of them is listed as
+ * `project/endpoints/x.yaml:4: description ...` (with --json: `problems` beside `details`).
  */
-async function refusals<T>(context: CliContext, work: () => Promise<T>): Promise<T> {
+async function refusals<T>(context: CliContext, work: () => Promise<T>, locate?: DefinitionLocator): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 400 || !error.details?.length) throw error;
+    const problems = error.details.map((detail): Problem => ({ path: detail.field, message: detail.message }));
+    const located = locate ? problems.map((problem) => locateProblem(problem, locate)) : problems;
     if (context.out.json) {
-      context.out.printJson({ error: messageOf(error), details: error.details });
+      context.out.printJson({ error: messageOf(error), details: error.details, ...(locate ? { problems: located } : {}) });
       throw new CliError(messageOf(error), EXIT.failure, { resultPrinted: true });
     }
-    // One detail is already in the error line; several are listed first.
+    // One detail is already in the error line; several, or one with its file to add, are listed first.
     const [only] = error.details;
-    if (error.details.length > 1 || (only && !error.message.includes(only.message))) {
-      for (const detail of error.details) context.out.note(`  ${detail.field ? `${detail.field} ` : ''}${detail.message}`);
+    if (error.details.length > 1 || located.some((problem) => problem.file !== undefined) || (only && !error.message.includes(only.message))) {
+      for (const problem of located) context.out.note(`  ${formatProblem(problem)}`);
     }
     throw error;
+  }
+}
+
+/**
+ * A YAML bundle file the server refuses without details is most likely not valid YAML: the
+ * server's message ends where its excerpt of the text would start, so the file is parsed here
+ * to list each syntax problem as `file:line: invalid YAML: ...` before the server's line.
+ * Parsed only after a refusal: a big file is not parsed twice on the way to a good import.
+ */
+async function yamlRefusals<T>(context: CliContext, file: string, text: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400 || error.details?.length) throw error;
+    const { parseYaml } = await import('../../project/yaml-source.ts');
+    const problems = parseYaml(text).problems.map((problem) => ({ ...problem, file }));
+    if (problems.length === 0) throw error;
+    if (context.out.json) context.out.printJson({ error: messageOf(error), problems });
+    else for (const problem of problems) context.out.note(formatProblem(problem));
+    throw new CliError(messageOf(error), EXIT.failure, { resultPrinted: true });
   }
 }
 

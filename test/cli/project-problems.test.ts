@@ -1,0 +1,90 @@
+import { cpSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { ADMIN_PASSWORD, cleanupServerProcesses, makeDataDir, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+/**
+ * How dynctl shows what is wrong with a project, wherever it is found: a placeholder the
+ * environment cannot resolve (validate offline, diff and apply on the server, the watcher's
+ * status) and a bundle file that is not YAML. Always `file:line: path message` where the file is
+ * known, and the definition's key where it is not.
+ */
+const WIDGETS = 'name: Widgets\npath: /api/widgets\nmethod: GET\naccessType: public\ndescription: ${env:DYN_UNSET_VAR}\nschema: {}\n';
+const UNSET = 'needs the environment variable DYN_UNSET_VAR, which is not set';
+
+let server: ServerProcess;
+let cli: Cli;
+let project: string;
+
+beforeAll(async () => {
+  const dataDir = makeDataDir();
+  project = join(dataDir, 'project');
+  cpSync(join(ROOT, 'project'), project, { recursive: true });
+  writeFileSync(join(project, 'endpoints', 'widgets.yaml'), WIDGETS);
+  server = await startServerProcess({ dataDir, env: { PROJECT_DIR: project } });
+  cli = makeCli();
+  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
+  expect(login.code, login.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await cleanupCli();
+  await cleanupServerProcesses();
+});
+
+describe('a placeholder whose environment variable is not set', () => {
+  it('validate warns at its file and line and still calls the directory valid (the server resolves it)', async () => {
+    const result = await cli.run(['validate', project]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`dynctl: warning: ${join(project, 'endpoints', 'widgets.yaml')}:5: description ${UNSET} here`);
+
+    const json = await cli.run(['--json', 'validate', project]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, warnings: [{ file: join(project, 'endpoints', 'widgets.yaml'), line: 5, path: 'description', message: UNSET }] });
+
+    const set = await cli.run(['validate', project], { env: { DYN_UNSET_VAR: 'Widgets for all' } });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stderr).not.toContain('warning');
+  });
+
+  it('diff and apply name the file and line, and the error line names the definition', async () => {
+    for (const command of ['diff', 'apply']) {
+      const result = await cli.run([command, project]);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain(`  ${join(project, 'endpoints', 'widgets.yaml')}:5: description ${UNSET}\n`);
+      expect(result.stderr).toContain(`dynctl: error: Invalid bundle: endpoints[GET /api/widgets].description ${UNSET} [HTTP 400]`);
+      expect(result.stderr).not.toMatch(/endpoints\.\d/);
+    }
+    const json = await cli.run(['--json', 'diff', project]);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      details: [{ field: 'endpoints[GET /api/widgets].description', message: UNSET }],
+      problems: [{ file: join(project, 'endpoints', 'widgets.yaml'), line: 5, path: 'description', message: UNSET }],
+    });
+  });
+
+  it('status prints the failed reconcile and its problem as lines, not JSON', async () => {
+    const result = await cli.run(['status']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Project\\s+${project.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+watching$`, 'm'));
+    expect(result.stdout).toMatch(/^Reconcile\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}failed: Invalid bundle: endpoints\[GET \/api\/widgets\]\.description needs/m);
+    expect(result.stdout).toContain(`Problems\n  endpoints[GET /api/widgets].description ${UNSET}\n`);
+    expect(result.stdout).not.toMatch(/[{}"]/);
+
+    const json = await cli.run(['--json', 'status']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ project: { watching: true, lastReconcile: { ok: false }, problems: [{ path: 'endpoints[GET /api/widgets].description', message: UNSET }] } });
+  });
+});
+
+describe('dynctl import of a bundle file that is not YAML', () => {
+  it('lists the syntax problem at its line and ends the error line with the status, not a colon', async () => {
+    const file = join(makeDataDir(), 'broken.yaml');
+    writeFileSync(file, 'groups: []\nendpoints\n  - name: x\n');
+    const result = await cli.run(['import', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: invalid YAML: \\S`, 'm'));
+    expect(result.stderr).toMatch(/dynctl: error: Malformed YAML body: .* at line \d+, column \d+ \[HTTP 400\]\n$/);
+
+    const json = await cli.run(['--json', 'import', file]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: expect.stringMatching(/^Malformed YAML body/), problems: [{ file, line: 2 }] });
+  });
+});
