@@ -160,11 +160,14 @@ describe('dynctl tui: users and groups', () => {
       await tui.waitFor('disable bob? (ends their sessions) [y/N]');
       await tui.press('y');
       await tui.waitFor('✓ bob is disabled');
+      // The list is read again after the change: `d` acts on the user as the list shows them.
+      await tui.waitFor(/bob +Bob +disabled/);
       expect((await server.api('POST', '/api/auth/login', { body: { login: 'bob', password: 'bob-password-1' } })).status).toBe(401);
       await tui.press('d');
       await tui.waitFor('enable bob?');
       await tui.press('y');
       await tui.waitFor('✓ bob is active');
+      await tui.waitFor(/bob +Bob +active/);
       await tui.press('u');
       await tui.waitFor('✓ bob was not locked');
       await tui.press(KEY.tab);

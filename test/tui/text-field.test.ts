@@ -45,6 +45,12 @@ async function field(initial: string, options: Partial<TextFieldProps> = {}) {
       while ((app.lastFrame() ?? '').trimEnd() !== text && Date.now() < deadline) await settle();
       return (app.lastFrame() ?? '').trimEnd();
     },
+    /** The events once there are any (each key waits for the render before it). */
+    async eventsSoon() {
+      const deadline = Date.now() + 5_000;
+      while (events.length === 0 && Date.now() < deadline) await settle();
+      return events;
+    },
     unmount: () => app.unmount(),
   };
 }
@@ -54,21 +60,21 @@ describe('TextField', () => {
     const f = await field('./project', { selected: true });
     await f.send('/tmp/x/proj2', KEY.enter);
     expect(await f.until('/tmp/x/proj2')).toBe('/tmp/x/proj2');
-    expect(f.events).toEqual(['submit /tmp/x/proj2']);
+    expect(await f.eventsSoon()).toEqual(['submit /tmp/x/proj2']);
     f.unmount();
   });
 
   it('keeps a selected value to edit after an arrow', async () => {
     const f = await field('view', { selected: true });
     await f.send(LEFT, 'x');
-    expect(f.text()).toBe('xview');
+    expect(await f.until('xview')).toBe('xview');
     f.unmount();
   });
 
   it('inserts at the cursor and deletes before it, one character per Backspace even when they come together', async () => {
     const f = await field('abcdef');
     await f.send(LEFT + LEFT, 'XY', BACKSPACE.repeat(3));
-    expect(f.text()).toBe('abcef');
+    expect(await f.until('abcef')).toBe('abcef');
     await f.send(BACKSPACE.repeat(30));
     expect(await f.until('ef')).toBe('ef');
     f.unmount();
@@ -77,7 +83,7 @@ describe('TextField', () => {
   it('clears on Ctrl+U instead of typing a u', async () => {
     const f = await field('viewview,bogus');
     await f.send(CTRL_U);
-    expect(f.text()).toBe('');
+    expect(await f.until('')).toBe('');
     await f.send(`view${CTRL_U}manage_api`);
     expect(await f.until('manage_api')).toBe('manage_api');
     f.unmount();
@@ -87,7 +93,7 @@ describe('TextField', () => {
     const f = await field('', { placeholder: 'view' });
     expect(f.text()).toBe(' view');
     await f.send('abc', KEY.escape);
-    expect(f.events).toEqual(['cancel abc']);
+    expect(await f.eventsSoon()).toEqual(['cancel abc']);
     f.unmount();
   });
 });
