@@ -20,9 +20,9 @@
  * refused) so that late code cannot bounce calls off the host until the deadline.
  *
  * Errors: a client error (AppError 4xx, e.g. a validation failure or a unique clash) reaches the handler
- * with its message and status so the handler can react to it (and, uncaught, it answers with that
- * status); anything else becomes a generic message, because its text may describe the host (the
- * engine's HandlerDb logs its own failures).
+ * with its message and status so the handler can react to it (uncaught, a unique clash answers 409:
+ * see handler-runner's readEnvelope); anything else becomes a generic message, because its text may
+ * describe the host (the engine's HandlerDb logs its own failures).
  */
 import ivm from 'isolated-vm';
 import { AppError } from '../lib/errors.ts';

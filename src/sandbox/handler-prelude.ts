@@ -142,7 +142,8 @@ export const PRELUDE_SOURCE = String.raw`(function setup(bridge) {
         if (typeof error.stack === 'string') stack = error.stack.slice(0, MAX_TEXT);
       }
     } catch {}
-    // A db client error the handler let through answers with its own status and the host's message.
+    // A db client error the handler let through: its status and the host's message go to the host,
+    // which decides how it answers (a unique clash 409, any other a 500; handler-runner's readEnvelope).
     if (dbError !== undefined) return { ok: false, kind: 'throw', message: dbError.message, stack, status: dbError.status };
     return { ok: false, kind: 'throw', message: text(message), stack };
   }
