@@ -58,6 +58,31 @@ describe('dynctl tui: endpoints', () => {
     }
   });
 
+  it('shows a reference by the path it points into, and Esc comes back to the row the detail was opened from', async () => {
+    const reviews = await server.api('POST', '/api/endpoints', {
+      token,
+      body: { name: 'Reviews', path: '/api/shop/reviews', method: 'GET', accessType: 'public', schema: { product: { type: 'reference', ref: '/api/shop/products' }, related: { type: 'array', items: { type: 'reference', ref: '/api/shop/products' } } } },
+    });
+    expect(reviews.status, reviews.text).toBe(201);
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      const list = await tui.waitFor('/api/shop/reviews');
+      const rowsBefore = list.split('\n').filter((line) => /^[›\s](GET|POST) /.test(line));
+      const target = rowsBefore.findIndex((line) => line.includes('/api/shop/reviews'));
+      await tui.press('j'.repeat(target));
+      await tui.waitFor(/›GET +\/api\/shop\/reviews/);
+      await tui.press(KEY.enter);
+      const detail = await tui.waitFor('Schema (2 fields)');
+      expect(detail).toMatch(/product +reference +→ \/api\/shop\/products/);
+      expect(detail).toMatch(/related +array +→ \[\/api\/shop\/products\]/);
+      expect(detail).not.toMatch(/[0-9a-f]{24}/);
+      await tui.press(KEY.escape);
+      expect(await tui.waitFor('METHOD PATH')).toMatch(/›GET +\/api\/shop\/reviews/);
+    } finally {
+      tui.unmount();
+    }
+  });
+
   it('tries an endpoint with an edited body and shows status, body and time', async () => {
     const tui = await renderTui(server, { screen: 'endpoints' });
     try {

@@ -34,4 +34,18 @@ describe('tui text helpers', () => {
     expect(lines.map((line) => line.text)).toEqual(['+ group shop', '~ endpoint GET /api/x', '    description: "" → "X"', '- endpoint GET /api/y']);
     expect(lines.map((line) => line.action)).toEqual(['create', 'update', 'update', 'delete']);
   });
+
+  it('names groups as written in the bundle and shows which schema field changed, as dynctl diff does', () => {
+    const bundle = { groups: [{ name: 'Shop' }], endpoints: [] } as never;
+    const schemaBefore = { name: { type: 'string', required: true, description: 'The product name shown in the shop' }, slug: { type: 'string' } };
+    const schemaAfter = { name: { type: 'string', required: true, description: 'The product name shown in the shop' } };
+    const lines = planLines(
+      [
+        { kind: 'group', key: 'shop', action: 'create' },
+        { kind: 'endpoint', key: 'POST /api/shop/products', action: 'update', fields: [{ field: 'schema', from: schemaBefore, to: schemaAfter }] },
+      ],
+      bundle,
+    );
+    expect(lines.map((line) => line.text)).toEqual(['+ group Shop', '~ endpoint POST /api/shop/products', '    schema.slug: {"type":"string"} → (unset)']);
+  });
 });

@@ -5,6 +5,7 @@ import type { DynClient, ProjectBundle, ProjectChange, ProjectImportResult, Proj
 import type { CliContext, CommandModule } from '../context.ts';
 import { ApiError, CliError, EXIT, messageOf, usageError } from '../errors.ts';
 import type { Output, Style } from '../output.ts';
+import { changeTitleOf, fieldLines, groupNamesOf, type ChangeTitle } from '../plan-text.ts';
 import { ask } from '../prompt.ts';
 import { formatBytes, startProgress, type Progress } from '../progress.ts';
 import { exportJsonLines, importJsonLinesFile, type LineTally } from './project-stream.ts';
@@ -494,7 +495,6 @@ const SIGNS: Record<ProjectChange['action'], { sign: string; style: Style }> = {
   delete: { sign: '-', style: 'red' },
 };
 
-type ChangeTitle = (change: ProjectChange) => string;
 
 /**
  * `endpoint GET /api/x`, `group Shop`: a group's key is its name lower-cased (names match
@@ -502,8 +502,7 @@ type ChangeTitle = (change: ProjectChange) => string;
  * (asked only when a group change is not in the bundle, e.g. a deletion).
  */
 async function changeTitles(client: DynClient, bundle: ProjectBundle | undefined, changes: readonly ProjectChange[]): Promise<ChangeTitle> {
-  const names = new Map<string, string>();
-  for (const group of bundle?.groups ?? []) if (typeof group.name === 'string') names.set(group.name.trim().toLowerCase(), group.name.trim());
+  const names = groupNamesOf(bundle);
   if (changes.some((change) => change.kind === 'group' && !names.has(change.key))) {
     try {
       for (const group of await client.listEndpointGroups()) if (!names.has(group.name.toLowerCase())) names.set(group.name.toLowerCase(), group.name);
@@ -511,9 +510,7 @@ async function changeTitles(client: DynClient, bundle: ProjectBundle | undefined
       // Only cosmetic: the key is shown instead.
     }
   }
-  // A cron job's and a webhook's key is its name lower-cased too: shown as written in the bundle.
-  const written = new Map<string, string>([...(bundle?.cronJobs ?? []).map((job) => ['cronJob', job] as const), ...(bundle?.webhooks ?? []).map((hook) => ['webhook', hook] as const)].flatMap(([kind, spec]) => (typeof spec.name === 'string' ? [[`${kind}:${spec.name.toLowerCase()}`, spec.name] as const] : [])));
-  return (change) => `${change.kind} ${change.kind === 'group' ? (names.get(change.key) ?? change.key) : (written.get(`${change.kind}:${change.key}`) ?? change.key)}`;
+  return changeTitleOf(bundle, names);
 }
 
 /** `+ endpoint GET /api/x`, `~ …` with one `    field: from → to` line per changed value, `- …`. */
@@ -521,62 +518,10 @@ function printChanges(out: Output, changes: readonly ProjectChange[], changeTitl
   for (const change of changes) {
     const { sign, style } = SIGNS[change.action];
     out.line(out.paint(style, `${sign} ${changeTitle(change)}`));
-    const lines = (change.fields ?? []).flatMap((field) => valueChanges(field.field, field.from, field.to, 0));
-    for (const line of lines.slice(0, MAX_FIELD_LINES)) {
-      const [from, to] = showPair(line.from, line.to);
-      out.line(`    ${out.paint('cyan', `${line.path}:`)} ${out.paint('red', from)} → ${out.paint('green', to)}`);
-    }
-    if (lines.length > MAX_FIELD_LINES) out.line(out.paint('dim', `    … ${lines.length - MAX_FIELD_LINES} more`));
+    const { lines, more } = fieldLines(change);
+    for (const line of lines) out.line(`    ${out.paint('cyan', `${line.path}:`)} ${out.paint('red', line.from)} → ${out.paint('green', line.to)}`);
+    if (more > 0) out.line(out.paint('dim', `    … ${more} more`));
   }
-}
-
-const MAX_FIELD_LINES = 20;
-const MAX_DEPTH = 6;
-const MAX_VALUE_CHARS = 60;
-
-interface ValueChange {
-  path: string;
-  from: unknown;
-  to: unknown;
-}
-
-/** Objects are compared key by key (`schema.price.maximum: 10 → 20`); anything else as a whole. */
-function valueChanges(path: string, from: unknown, to: unknown, depth: number): ValueChange[] {
-  if (!isObject(from) || !isObject(to) || depth >= MAX_DEPTH) return [{ path, from, to }];
-  const keys = [...new Set([...Object.keys(from), ...Object.keys(to)])];
-  const changes = keys
-    .filter((key) => canonical(from[key]) !== canonical(to[key]))
-    .flatMap((key) => valueChanges(`${path}.${key}`, from[key], to[key], depth + 1));
-  return changes.length > 0 ? changes : [{ path, from, to }];
-}
-
-/** Compact JSON, cut to a line; two long strings are shown around where they first differ. */
-function showPair(from: unknown, to: unknown): [string, string] {
-  if (typeof from === 'string' && typeof to === 'string' && Math.max(JSON.stringify(from).length, JSON.stringify(to).length) > MAX_VALUE_CHARS) {
-    let same = 0;
-    while (same < from.length && same < to.length && from[same] === to[same]) same++;
-    const start = Math.max(0, same - 20);
-    return [excerpt(from, start), excerpt(to, start)];
-  }
-  return [show(from), show(to)];
-}
-
-function show(value: unknown): string {
-  if (value === undefined) return '(unset)';
-  const text = JSON.stringify(value);
-  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
-}
-
-function excerpt(text: string, start: number): string {
-  const width = MAX_VALUE_CHARS - 10;
-  const inner = JSON.stringify(text.slice(start, start + width)).slice(1, -1);
-  return `"${start > 0 ? '…' : ''}${inner}${start + width < text.length ? '…' : ''}"`;
-}
-
-function canonical(value: unknown): string | undefined {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    isObject(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : inner,
-  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

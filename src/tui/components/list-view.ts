@@ -17,6 +17,8 @@ export interface ListProps<T> {
   onOpen?(item: T, index: number): void;
   /** Called as the cursor moves, with the item under it. */
   onCursor?(item: T | undefined, index: number): void;
+  /** Where the cursor starts (a list shown again after a detail keeps its place). */
+  initialCursor?: number;
   /** Colour of an item's line. */
   color?(item: T): string | undefined;
   empty?: string;
@@ -24,7 +26,7 @@ export interface ListProps<T> {
 
 export function ListView<T>(props: ListProps<T>): React.ReactElement {
   const { items, height, active } = props;
-  const [cursor, setCursor] = React.useState(0);
+  const [cursor, setCursor] = React.useState(props.initialCursor ?? 0);
   const last = Math.max(0, items.length - 1);
   const at = Math.min(cursor, last);
   const rows = Math.max(1, height - (props.header ? 1 : 0));

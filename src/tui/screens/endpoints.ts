@@ -21,12 +21,19 @@ const h = React.createElement;
 
 type View = { kind: 'list' } | { kind: 'detail'; id: string } | { kind: 'try'; endpoint: Endpoint } | { kind: 'records'; endpoint: Endpoint };
 
+/** Where the list was left (its search and cursor), so Esc from a detail comes back to it. */
+interface ListPlace {
+  search: string;
+  cursor: number;
+}
+
 export function EndpointsScreen(): React.ReactElement {
   const [view, setView] = React.useState<View>({ kind: 'list' });
+  const place = React.useRef<ListPlace>({ search: '', cursor: 0 }).current;
   const back = (): void => setView(view.kind === 'try' || view.kind === 'records' ? { kind: 'detail', id: view.endpoint._id } : { kind: 'list' });
   switch (view.kind) {
     case 'list':
-      return h(EndpointList, { onOpen: (endpoint: Endpoint) => setView({ kind: 'detail', id: endpoint._id }) });
+      return h(EndpointList, { place, onOpen: (endpoint: Endpoint) => setView({ kind: 'detail', id: endpoint._id }) });
     case 'detail':
       return h(EndpointDetail, { id: view.id, onBack: back, onTry: (endpoint: Endpoint) => setView({ kind: 'try', endpoint }), onRecords: (endpoint: Endpoint) => setView({ kind: 'records', endpoint }) });
     case 'try':
@@ -36,11 +43,16 @@ export function EndpointsScreen(): React.ReactElement {
   }
 }
 
-function EndpointList({ onOpen }: { onOpen(endpoint: Endpoint): void }): React.ReactElement {
+function EndpointList({ onOpen, place }: { onOpen(endpoint: Endpoint): void; place: ListPlace }): React.ReactElement {
   const session = useSession();
   const { rows, columns } = session.size;
   const list = useRequest((signal) => session.client.listEndpoints(undefined, { signal }), []);
-  const [search, setSearch] = React.useState('');
+  const [search, setSearchState] = React.useState(place.search);
+  const setSearch = (value: string): void => {
+    place.search = value;
+    place.cursor = 0;
+    setSearchState(value);
+  };
   const [searching, setSearching] = React.useState(false);
   const shown = React.useMemo(() => {
     const needle = search.trim().toLowerCase();
@@ -76,6 +88,10 @@ function EndpointList({ onOpen }: { onOpen(endpoint: Endpoint): void }): React.R
           render: (e) => layout(e.method, e.path, e.name, e.enabled ? e.accessType : 'disabled', String(e.callCount ?? 0)),
           color: (e) => (e.enabled ? undefined : tone('gray')),
           onOpen,
+          initialCursor: place.cursor,
+          onCursor: (_endpoint: Endpoint | undefined, index: number) => {
+            place.cursor = index;
+          },
           empty: search ? `no endpoint matches "${search}"` : 'no endpoints yet',
         })
       : null,
@@ -137,9 +153,13 @@ function schemaFields(schema: unknown): Array<[string, Record<string, unknown>]>
 /** The constraints of a field in one short phrase. */
 function describeField(field: Record<string, unknown>): string {
   const parts: string[] = [];
-  for (const key of ['minLength', 'maxLength', 'minimum', 'maximum', 'format', 'enum', 'refEndpointId']) {
+  for (const key of ['minLength', 'maxLength', 'minimum', 'maximum', 'format', 'enum']) {
     if (field[key] !== undefined && field[key] !== null) parts.push(`${key}=${JSON.stringify(field[key])}`);
   }
+  // A reference by the path it points into (its `refEndpointId` is a database id, telling nobody anything).
+  const items = field.items as Record<string, unknown> | undefined;
+  if (typeof field.ref === 'string') parts.push(`→ ${field.ref}`);
+  else if (typeof items?.ref === 'string') parts.push(`→ [${items.ref}]`);
   return parts.join(' ');
 }
 

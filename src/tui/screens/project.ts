@@ -6,6 +6,7 @@
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { ProjectApplyResult, ProjectBundle, ProjectChange, ProjectPlan } from '../../cli/client.ts';
+import { changeTitleOf, fieldLines } from '../../cli/plan-text.ts';
 import type { Problem } from '../../project/problem.ts';
 import type { ProjectStatusView } from '../../project/status.ts';
 import { Busy } from '../components/busy.ts';
@@ -30,18 +31,20 @@ interface LocalPlan {
 const SYMBOL = { create: '+', update: '~', delete: '-' } as const;
 const COLOR = { create: 'green', update: 'yellow', delete: 'red' } as const;
 
-/** The plan as the lines `dynctl diff` prints: one per change, then its fields (`    field: from → to`). */
-export function planLines(changes: readonly ProjectChange[]): Array<{ text: string; action: ProjectChange['action'] }> {
+/**
+ * The plan as the lines `dynctl diff` prints (plan-text.ts): one per change, named as written in
+ * the bundle, then one `    path: from → to` per changed value.
+ */
+export function planLines(changes: readonly ProjectChange[], bundle: ProjectBundle | null = null): Array<{ text: string; action: ProjectChange['action'] }> {
+  const title = changeTitleOf(bundle);
   const lines: Array<{ text: string; action: ProjectChange['action'] }> = [];
   for (const change of changes) {
-    lines.push({ text: `${SYMBOL[change.action]} ${change.kind} ${change.key}`, action: change.action });
-    for (const field of change.fields ?? []) lines.push({ text: `    ${field.field}: ${show(field.from)} → ${show(field.to)}`, action: change.action });
+    lines.push({ text: `${SYMBOL[change.action]} ${title(change)}`, action: change.action });
+    const { lines: fields, more } = fieldLines(change);
+    for (const field of fields) lines.push({ text: `    ${field.path}: ${field.from} → ${field.to}`, action: change.action });
+    if (more > 0) lines.push({ text: `    … ${more} more`, action: change.action });
   }
   return lines;
-}
-
-function show(value: unknown): string {
-  return value === undefined ? '(none)' : clip(JSON.stringify(value), 40);
 }
 
 /** `file:line: path message`, the file relative to `dir` when it is inside it (80 columns are few). */
@@ -129,7 +132,7 @@ export function ProjectScreen(): React.ReactElement {
       local.push(h(Text, { key: 'ph', color: tone('red') }, `${result.problems.length} problem(s), nothing is sent:`));
       for (const [index, problem] of result.problems.entries()) local.push(h(Text, { key: `lp${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, result.dir)}`));
     } else if (result.plan) {
-      const lines = planLines(result.plan.changes);
+      const lines = planLines(result.plan.changes, result.bundle);
       if (lines.length === 0) local.push(h(Text, { key: 'same', color: tone('green') }, `No differences: apply would change nothing from ${result.dir}.`));
       for (const [index, line] of lines.entries()) local.push(h(Text, { key: `c${index}`, color: tone(COLOR[line.action]), wrap: 'truncate' }, line.text));
       const s = result.plan.summary;
