@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 let server: ServerProcess;
 let cli: Cli;
@@ -17,9 +17,7 @@ beforeAll(async () => {
     const created = await server.api('POST', '/api/endpoints', { token: accessToken, body: { name: `${method} books`, path: '/api/shop/books', method, accessType, schema } });
     expect(created.status, created.text).toBe(201);
   }
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
 });
 
 afterAll(async () => {

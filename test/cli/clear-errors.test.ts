@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 /** The errors a new user meets, each said plainly: `node bin/dynctl.js` against a real server process. */
 let server: ServerProcess;
@@ -12,9 +12,7 @@ let work: string;
 
 beforeAll(async () => {
   server = await startServerProcess();
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
   work = mkdtempSync(join(tmpdir(), 'dynctl-errors-'));
 });
 

@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 let server: ServerProcess;
 let cli: Cli;
 
 beforeAll(async () => {
   server = await startServerProcess();
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
   const token = (await server.login()).accessToken;
   const create = (name: string, code: string) =>
     server.api('POST', '/api/cron', { token, body: { name, schedule: '0 4 * * *', timezone: 'Europe/Berlin', action: { type: 'javascript', code } } });

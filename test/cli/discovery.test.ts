@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, makeCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 /** `dynctl openapi` and `dynctl mcp tools` against a real server process. */
 let server: ServerProcess;
@@ -16,9 +16,7 @@ beforeAll(async () => {
     });
     expect(created.status, created.text).toBe(201);
   }
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
 });
 
 afterAll(async () => {

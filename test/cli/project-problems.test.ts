@@ -1,8 +1,8 @@
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, makeDataDir, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, makeDataDir, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 /**
  * How dynctl shows what is wrong with a project, wherever it is found: a placeholder the
@@ -23,9 +23,7 @@ beforeAll(async () => {
   cpSync(join(ROOT, 'project'), project, { recursive: true });
   writeFileSync(join(project, 'endpoints', 'widgets.yaml'), WIDGETS);
   server = await startServerProcess({ dataDir, env: { PROJECT_DIR: project } });
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
 });
 
 afterAll(async () => {

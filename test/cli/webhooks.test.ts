@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let server: ServerProcess;
@@ -11,9 +11,7 @@ beforeAll(async () => {
   await receiver.listen();
   receiver.answer = (request) => (request.url === '/down' ? { status: 503, body: 'down' } : { status: 200 });
   server = await startServerProcess();
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code, login.stderr).toBe(0);
+  cli = await signedInCli(server.url);
   const token = (await server.login()).accessToken;
   expect((await server.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`] } })).status).toBe(200);
   const create = (name: string, path: string) => server.api('POST', '/api/webhooks', { token, body: { name, url: `${receiver.url}${path}`, events: ['user.created', 'record.created'], secret: 'cli-secret' } });

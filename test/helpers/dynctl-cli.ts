@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DYNCTL, ROOT } from './server-process.ts';
+import { ADMIN_PASSWORD, DYNCTL, ROOT } from './server-process.ts';
 
 /**
  * `node bin/dynctl.js <args>` as a client would run it: its own HOME and config file (never
@@ -41,6 +41,14 @@ const dirs = new Set<string>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
+
+/** A client signed in to `serverUrl` as the test admin (the tests' usual first step). */
+export async function signedInCli(serverUrl: string): Promise<Cli> {
+  const cli = makeCli();
+  const login = await cli.run(['login', '--server', serverUrl, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
+  if (login.code !== 0) throw new Error(`dynctl login failed (${String(login.code)}): ${login.stderr}`);
+  return cli;
+}
 
 export function makeCli(env: Record<string, string | undefined> = {}): Cli {
   const home = mkdtempSync(join(tmpdir(), 'dynctl-home-'));

@@ -3,8 +3,8 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupCli, makeCli, type Cli } from '../helpers/dynctl-cli.ts';
-import { ADMIN_PASSWORD, cleanupServerProcesses, DYNCTL, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
+import { cleanupServerProcesses, DYNCTL, ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 /**
  * `dynctl tui` end to end: the real command in a real pseudo-terminal (tmux, 100×30) against a
@@ -23,9 +23,7 @@ beforeAll(async () => {
   const { accessToken } = await server.login();
   const note = { name: 'Create note', path: '/api/notes', method: 'POST', accessType: 'public', schema: { text: { type: 'string', required: true, maxLength: 100 } } };
   expect((await server.api('POST', '/api/endpoints', { token: accessToken, body: note })).status).toBe(201);
-  cli = makeCli();
-  const login = await cli.run(['login', '--server', server.url, '--login', 'admin', '--password-stdin'], { input: ADMIN_PASSWORD });
-  expect(login.code).toBe(0);
+  cli = await signedInCli(server.url);
 }, 60_000);
 afterAll(async () => {
   await tmux('kill-server').catch(() => undefined);
