@@ -120,6 +120,30 @@ describe('import', () => {
     expect(await exportJson(target, '&data=true')).toEqual(before);
   });
 
+  it('a record repeating a unique value of another record is a 409, in merge and in replace, and changes nothing', async () => {
+    const target = await freshServer();
+    const codes = { name: 'Codes', path: '/api/codes', method: 'POST', accessType: 'public', schema: { code: { type: 'string', unique: true } } };
+    expect((await post(target, '/api/project/apply', { endpoints: [codes, { ...codes, method: 'GET' }] })).status).toBe(200);
+    const existing = await target.api('POST', '/api/codes', { body: { code: 'A' } });
+    expect(existing.status).toBe(201);
+    const before = await exportJson(target, '&data=true');
+    const clash = { data: { '/api/codes': [{ _id: 'aaaaaaaaaaaaaaaaaaaaaaaa', code: 'A' }] } };
+    const merge = await post(target, '/api/project/import?mode=merge', clash);
+    expect(merge.status, merge.text).toBe(409);
+    expect(merge.body.success).toBe(false);
+    expect(merge.body.error).toMatch(/already exists/);
+    const twice = { data: { '/api/codes': [{ _id: 'bbbbbbbbbbbbbbbbbbbbbbbb', code: 'B' }, { _id: 'cccccccccccccccccccccccc', code: 'B' }] } };
+    expect((await post(target, '/api/project/import?mode=merge', twice)).status).toBe(409);
+    expect((await post(target, '/api/project/import?mode=replace', { ...before, ...twice })).status).toBe(409);
+    expect(await exportJson(target, '&data=true')).toEqual(before);
+    const list = (await target.api('GET', '/api/codes')).body;
+    expect(list.data.map((r: any) => r._id)).toEqual([existing.body.data._id]);
+    // The same id with its own value is still an overwrite, not a clash.
+    const overwrite = await post(target, '/api/project/import?mode=merge', { data: { '/api/codes': [{ _id: existing.body.data._id, code: 'A2' }] } });
+    expect(overwrite.status, overwrite.text).toBe(200);
+    expect((await target.api('GET', `/api/codes/${existing.body.data._id}`)).body.data.code).toBe('A2');
+  });
+
   it('records on a parameter path land on the path as requests reach it (`:shopId` is a value, percent-encoded like any other)', async () => {
     const target = await freshServer();
     await post(target, '/api/project/apply', { endpoints: [{ name: 'Items', path: '/api/shops/:shopId/items', method: 'GET', accessType: 'public', schema: { label: { type: 'string' } } }] });

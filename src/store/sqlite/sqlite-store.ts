@@ -824,7 +824,11 @@ const BULK_CACHE_KB = 4096;
 const SCAN_BATCH = 1000;
 const STAGE_FIELDS = ['stageId', 'targetId', 'stagedAt'];
 
-/** `INSERT OR REPLACE INTO <to> … SELECT … FROM <from> WHERE stageId = ?`, the remap as a CASE; params before the stage id. */
+/**
+ * `INSERT INTO <to> … SELECT … FROM <from> WHERE stageId = ? ON CONFLICT(id) DO UPDATE …`, the
+ * remap as a CASE; params before the stage id. An upsert on the id, not `INSERT OR REPLACE`: that
+ * would also delete every other row a staged record clashes with on a unique field, silently.
+ */
 function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
   const from = layoutOf(collectionSpec(move.from));
   const to = layoutOf(collectionSpec(move.to));
@@ -838,7 +842,8 @@ function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
     for (const [key, value] of entries) params.push(key, value);
     return `CASE "${column}" ${entries.map(() => 'WHEN ? THEN ?').join(' ')} ELSE "${column}" END`;
   });
-  const sql = `INSERT OR REPLACE INTO "${move.to}" (id, doc, ${to.columns.map((c) => `"${c}"`).join(', ')}) SELECT "targetId", doc, ${values.join(', ')} FROM "${move.from}" WHERE "stageId" = ?`;
+  const columns = ['doc', ...to.columns].map((c) => `"${c}"`);
+  const sql = `INSERT INTO "${move.to}" (id, ${columns.join(', ')}) SELECT "targetId", doc, ${values.join(', ')} FROM "${move.from}" WHERE "stageId" = ? ON CONFLICT(id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`;
   return { sql, params };
 }
 
