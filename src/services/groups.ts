@@ -153,6 +153,9 @@ export class GroupsService {
     assertHolds(actor.principal, group.permissions, 'delete a group holding');
     const members = await this.store.collection<UserDoc>('users').count({ groupIds: { $has: group._id } });
     if (members > 0) throw conflict(`Group "${group.name}" still has ${members} member${members === 1 ? '' : 's'}; remove them from it first`);
+    // An endpoint left naming a deleted group could not be saved again, nor its export imported.
+    const guarded = await this.store.collection<{ _id: string; allowedGroupIds?: string[] }>('endpoints').count({ allowedGroupIds: { $has: group._id } });
+    if (guarded > 0) throw conflict(`Group "${group.name}" is an allowed group of ${guarded} endpoint${guarded === 1 ? '' : 's'}; remove it from their allowed groups first`);
     await this.groups.deleteOne({ _id: group._id });
     this.events.emit('group.deleted', { id: group._id, name: group.name });
     await this.audit.change(actor, { action: 'group_deleted', message: `Group ${group.name} deleted`, source: 'groups' });

@@ -273,6 +273,23 @@ describe('deleting groups', () => {
     expect((await t.api('DELETE', `/api/groups/${groupId}`, { token: admin })).status).toBe(200);
   });
 
+  it('a group an endpoint allows is a 409 and nothing changes; once the endpoint lets go of it, it can be deleted', async () => {
+    const group = await createGroup();
+    const endpoint = await t.api('POST', '/api/endpoints', {
+      token: admin,
+      body: { name: 'Group only', path: `/api/${uniqueName('only')}`, method: 'GET', accessType: 'group', allowedGroupIds: [group._id], schema: [] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const res = await t.api('DELETE', `/api/groups/${group._id}`, { token: admin });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ success: false, error: `Group "${group.name}" is an allowed group of 1 endpoint; remove it from their allowed groups first` });
+    expect(await getGroup(group._id)).toEqual(group);
+    const edit = await t.api('PUT', `/api/endpoints/${endpoint.body.data._id}`, { token: admin, body: { description: 'still savable' } });
+    expect(edit.status, edit.text).toBe(200);
+    expect((await t.api('PUT', `/api/endpoints/${endpoint.body.data._id}`, { token: admin, body: { accessType: 'public', allowedGroupIds: [] } })).status).toBe(200);
+    expect((await t.api('DELETE', `/api/groups/${group._id}`, { token: admin })).status).toBe(200);
+  });
+
   it('a disabled member still counts as a member', async () => {
     const member = await createUserWith(t, ['view']);
     expect((await t.api('PUT', `/api/users/${member.userId}`, { token: admin, body: { status: 'disabled' } })).status).toBe(200);
