@@ -82,6 +82,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const revisionRaw = env.REVISION_CHECK_MS;
+  const jwtSecret = secret(env, 'JWT_SECRET', 32);
+  const jwtRefreshSecret = secret(env, 'JWT_REFRESH_SECRET', 32);
+  // One secret for both would let an access token pass as a refresh token's signature, and back.
+  if (jwtSecret !== undefined && jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET');
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host,
@@ -92,8 +96,8 @@ export function loadConfig(env: Env = process.env): Config {
     secretFilesDir: resolve(env.SECRET_FILES_DIR?.trim() || '/run/secrets'),
     projectWatch: oneOf(env, 'PROJECT_WATCH', ['on', 'off'] as const, 'on', (s) => ({ true: 'on', '1': 'on', false: 'off', '0': 'off' })[s.toLowerCase()] ?? s.toLowerCase()) === 'on',
     defaultAdminPassword: secret(env, 'DEFAULT_ADMIN_PASSWORD', 8),
-    jwtSecret: secret(env, 'JWT_SECRET', 32),
-    jwtRefreshSecret: secret(env, 'JWT_REFRESH_SECRET', 32),
+    jwtSecret,
+    jwtRefreshSecret,
     bodyLimitBytes,
     nodeEnv: oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', (s) => s.toLowerCase()),

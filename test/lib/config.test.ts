@@ -126,6 +126,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('refuses one secret for both tokens, without echoing it', () => {
+    const same = 'x'.repeat(40);
+    const error = configErrorOf({ JWT_SECRET: same, JWT_REFRESH_SECRET: same });
+    expect(error.variable).toBe('JWT_REFRESH_SECRET');
+    expect(error.message).toBe('JWT_REFRESH_SECRET: must differ from JWT_SECRET');
+  });
+
   it('accepts the bounds of the numeric ranges', () => {
     expect(loadConfig({ PORT: '65535', BCRYPT_ROUNDS: '15', REVISION_CHECK_MS: '0' })).toMatchObject({ port: 65535, bcryptRounds: 15, revisionCheckMs: 0 });
   });
