@@ -50,7 +50,10 @@ export function compileDomainRules(rules: readonly string[]): DomainMatcher {
  */
 export function requestDomain(headers: { origin?: string | undefined; referer?: string | undefined; host?: string | undefined }): string | null {
   for (const value of [headers.origin, headers.referer]) {
-    if (!value || value === 'null') continue;
+    if (!value) continue;
+    // An opaque origin (a sandboxed frame, a cross-origin redirect) hides the page's domain: it
+    // must not fall through to Host, which names this server and would let any page in.
+    if (value === 'null') return null;
     try {
       return new URL(value).hostname.toLowerCase().replace(/^\[|\]$/g, '');
     } catch {

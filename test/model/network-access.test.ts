@@ -30,6 +30,11 @@ describe('domain rules', () => {
     expect(requestDomain({ host: 'c.example.com:8080' })).toBe('c.example.com');
     expect(requestDomain({})).toBeNull();
   });
+
+  it('takes Origin: null (an opaque origin) as no domain at all, not as a reason to read Host', () => {
+    expect(requestDomain({ origin: 'null', host: 'c.example.com' })).toBeNull();
+    expect(requestDomain({ origin: 'null', referer: 'https://b.example.com/x', host: 'c.example.com' })).toBeNull();
+  });
 });
 
 describe('inheritance from the endpoint group', () => {
