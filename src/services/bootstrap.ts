@@ -26,7 +26,7 @@ export function resolveSecrets(options: { jwtSecret?: string | undefined; jwtRef
     throw new StartupError('NODE_ENV=production requires JWT_SECRET and JWT_REFRESH_SECRET to be set');
   }
   if (options.jwtSecret && options.jwtRefreshSecret) return { access: options.jwtSecret, refresh: options.jwtRefreshSecret };
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = join(options.dataDir, 'secrets.json');
   if (!existsSync(file)) {
     const generated = { access: randomBytes(48).toString('base64url'), refresh: randomBytes(48).toString('base64url') };

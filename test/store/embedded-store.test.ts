@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,14 @@ describe('embedded store', () => {
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
     for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  });
+
+  it('a new DATA_DIR and database are readable by their owner only, the -wal and -shm files too', async () => {
+    const dataDir = join(await dir(), 'data');
+    const logs = open(dataDir).collection('logs');
+    await logs.insertOne({ name: 'secret-bearing' });
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    for (const name of ['dyn.db', 'dyn.db-wal', 'dyn.db-shm']) expect(statSync(join(dataDir, name)).mode & 0o777, name).toBe(0o600);
   });
 
   it('two stores opened on the same directory see each other’s writes', async () => {

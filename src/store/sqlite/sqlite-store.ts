@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { newId } from '../../lib/ids.ts';
@@ -72,8 +72,12 @@ export interface EmbeddedStore extends Store {
 }
 
 export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = join(options.dataDir, 'dyn.db');
+  // The store holds webhook secrets, credential headers and password hashes: a new database is
+  // created readable by its owner only, and SQLite gives its -wal and -shm files the same mode.
+  // An existing file keeps the mode its operator chose.
+  closeSync(openSync(file, 'a', 0o600));
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const db = new DatabaseSync(file);
   let appender: AppendWriter | undefined;
