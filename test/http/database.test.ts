@@ -76,10 +76,28 @@ describe('permissions', () => {
     }
   });
 
-  it('manage_users alone is enough to browse', async () => {
+  it('manage_users alone browses users, groups, records and settings; not what another permission guards', async () => {
     const manager = await createUserWith(t, ['manage_users']);
     expect((await call('GET', base, undefined, manager.token)).status).toBe(200);
-    expect((await call('GET', `${base}/logs`, undefined, manager.token)).status).toBe(200);
+    for (const name of ['users', 'groups', 'endpointdatas', 'systemsettings']) expect((await call('GET', `${base}/${name}`, undefined, manager.token)).status, name).toBe(200);
+    const logs = await call('GET', `${base}/logs`, undefined, manager.token);
+    expect(logs.status).toBe(403);
+    expect(logs.body).toEqual({ success: false, error: 'Forbidden: reading logs requires view_logs' });
+    const endpoint = (await call('GET', '/api/endpoints?limit=1')).body.data[0];
+    const before = (await call('GET', `${base}/endpoints/${endpoint._id}`)).body.data;
+    expect((await call('GET', `${base}/endpoints`, undefined, manager.token)).status).toBe(403);
+    expect((await call('GET', `${base}/endpointgroups`, undefined, manager.token)).status).toBe(403);
+    // Changing definitions is manage_api's: the browser is no way around that rule.
+    const create = await call('POST', `${base}/endpoints`, { name: 'mu', path: '/api/mu-ep', method: 'GET', accessType: 'public', schema: {} }, manager.token);
+    expect(create.status).toBe(403);
+    expect(create.body.error).toBe('Forbidden: changing endpoints requires manage_api');
+    expect((await call('PUT', `${base}/endpoints/${endpoint._id}`, { ...before, _id: undefined, accessType: 'public' }, manager.token)).status).toBe(403);
+    expect((await call('DELETE', `${base}/endpoints/${endpoint._id}`, undefined, manager.token)).status).toBe(403);
+    expect((await call('POST', `${base}/endpointgroups`, { name: 'mu-group' }, manager.token)).status).toBe(403);
+    expect((await call('GET', `${base}/endpoints/${endpoint._id}`)).body.data).toEqual(before);
+    expect((await call('GET', '/api/mu-ep')).status).toBe(404);
+    const both = await createUserWith(t, ['manage_users', 'view_logs', 'manage_api']);
+    for (const name of ['logs', 'endpoints', 'endpointgroups']) expect((await call('GET', `${base}/${name}`, undefined, both.token)).status, name).toBe(200);
   });
 });
 

@@ -6,7 +6,8 @@ import { requestInfo, type DynContext } from '../state.ts';
 import type { RawActor } from '../../services/raw/adapter.ts';
 import type { ApiRouter } from './router.ts';
 
-// The raw collection browser: seven collections, `manage_users` for every route.
+// The raw collection browser: seven collections, `manage_users` for every route (and, for some
+// collections, the permission their own API needs: RawAdapter.alsoNeeds).
 export function databaseRoutes(router: ApiRouter, services: Services): void {
   const raw = services.rawCollections;
   const allowed = requireAny('manage_users');
@@ -19,7 +20,7 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
   });
   router.get('/database/collections/:name', allowed, async (ctx) => {
     const query = listQuery(ctx);
-    paged(ctx, await raw.list(name(ctx), query), query, (doc) => doc);
+    paged(ctx, await raw.list(name(ctx), query, requirePrincipal(ctx)), query, (doc) => doc);
   });
   router.post('/database/collections/:name', allowed, async (ctx) => {
     ok(ctx, await raw.create(name(ctx), ctx.request.body, actor(ctx)), { status: 201 });
@@ -28,7 +29,7 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { deleted: await raw.clear(name(ctx), actor(ctx)) });
   });
   router.get('/database/collections/:name/:id', allowed, async (ctx) => {
-    ok(ctx, await raw.get(name(ctx), ctx.params.id as string));
+    ok(ctx, await raw.get(name(ctx), ctx.params.id as string, requirePrincipal(ctx)));
   });
   router.put('/database/collections/:name/:id', allowed, async (ctx) => {
     ok(ctx, await raw.replace(name(ctx), ctx.params.id as string, ctx.request.body, actor(ctx)));

@@ -3,6 +3,7 @@
 // call the collection's own service so its invariants hold. One small adapter per collection;
 // the registry (registry.ts) lists them and raw-collections.ts does the rest generically.
 import type { CallerActor } from '../../model/actor.ts';
+import type { Permission } from '../../model/permissions.ts';
 import type { Principal } from '../../model/principal.ts';
 import type { Doc, SortSpec } from '../../store/types.ts';
 import type { RequestInfo } from '../auth.ts';
@@ -54,6 +55,11 @@ export interface RawAdapter {
   readonly searchFields: readonly string[];
   readonly sort: SortSpec;
   readonly fields: Readonly<Record<string, FieldRule>>;
+  /**
+   * What reading or writing this collection needs besides the browser's `manage_users`: one of
+   * these, the permission its own API asks for, so the browser is no way around that API's rule.
+   */
+  readonly alsoNeeds?: { readonly read?: readonly Permission[]; readonly write?: readonly Permission[] };
   /** A short, secret-free name of a document for audit messages (login, name, path...). */
   label(doc: Doc): string;
   /** Each write the collection allows; a missing one is a 405. Each returns the stored document. */

@@ -4,9 +4,9 @@
 // its invariants hold; a body is only ever data — never a filter or an update operator — and
 // every create, replace, delete and clear is audited (names and ids, never values).
 import { isDeepStrictEqual } from 'node:util';
-import { AppError, badRequest, notFound, type ErrorDetail } from '../../lib/errors.ts';
+import { AppError, badRequest, forbidden, notFound, type ErrorDetail } from '../../lib/errors.ts';
 import { isId } from '../../lib/ids.ts';
-import { principalUserId } from '../../model/principal.ts';
+import { hasAnyPermission, principalUserId, type Principal } from '../../model/principal.ts';
 import type { Doc, Page, Store } from '../../store/types.ts';
 import type { AuditLog } from '../audit-log.ts';
 import type { RawActor, RawAdapter } from './adapter.ts';
@@ -37,8 +37,8 @@ export class RawCollectionsService {
   }
 
   /** A page in the collection's order; `search` is an `_id` when it is 24 hex, else a substring of the adapter's text fields. */
-  async list(name: string, query: { page: number; limit: number; search?: string }): Promise<Page<Doc>> {
-    const adapter = this.adapter(name);
+  async list(name: string, query: { page: number; limit: number; search?: string }, reader: Principal): Promise<Page<Doc>> {
+    const adapter = this.adapter(name, reader, 'read');
     const term = query.search;
     const byId = term !== undefined && isId(asRecordId(term));
     const page = await this.store.collection(name).findPage(byId ? { _id: asRecordId(term) } : {}, {
@@ -50,13 +50,13 @@ export class RawCollectionsService {
     return { items: page.items.map((doc) => redact(adapter, doc)), total: page.total };
   }
 
-  async get(name: string, id: string): Promise<Doc> {
-    const adapter = this.adapter(name);
+  async get(name: string, id: string, reader: Principal): Promise<Doc> {
+    const adapter = this.adapter(name, reader, 'read');
     return redact(adapter, await this.current(adapter, id));
   }
 
   async create(name: string, body: unknown, actor: RawActor): Promise<Doc> {
-    const adapter = this.adapter(name);
+    const adapter = this.adapter(name, actor.principal, 'write');
     if (!adapter.create) throw notAllowed(adapter, 'POST', collectionMethods(adapter));
     const created = await adapter.create(this.checked(adapter, body, null), actor);
     await this.record(actor, 'database_document_created', `${name} ${created._id} (${adapter.label(created)}) created in the database browser`, 201);
@@ -65,7 +65,7 @@ export class RawCollectionsService {
 
   /** PUT: the document as a whole, without `_id`; fields left out take their defaults (see adapter.ts). */
   async replace(name: string, id: string, body: unknown, actor: RawActor): Promise<Doc> {
-    const adapter = this.adapter(name);
+    const adapter = this.adapter(name, actor.principal, 'write');
     if (!adapter.replace) throw notAllowed(adapter, 'PUT', documentMethods(adapter));
     const current = await this.current(adapter, id);
     const updated = await adapter.replace(current, this.checked(adapter, body, current), actor);
@@ -74,7 +74,7 @@ export class RawCollectionsService {
   }
 
   async delete(name: string, id: string, actor: RawActor): Promise<Doc> {
-    const adapter = this.adapter(name);
+    const adapter = this.adapter(name, actor.principal, 'write');
     if (!adapter.delete) throw notAllowed(adapter, 'DELETE', documentMethods(adapter));
     const current = await this.current(adapter, id);
     const deleted = await adapter.delete(current, actor);
@@ -83,16 +83,18 @@ export class RawCollectionsService {
   }
 
   async clear(name: string, actor: RawActor): Promise<number> {
-    const adapter = this.adapter(name);
+    const adapter = this.adapter(name, actor.principal, 'write');
     if (!adapter.clear) throw notAllowed(adapter, 'DELETE', collectionMethods(adapter), `${name} cannot be cleared (only endpointdatas and logs can)`);
     const removed = await adapter.clear(actor);
     await this.record(actor, 'database_collection_cleared', `${name} cleared in the database browser (${removed} document${removed === 1 ? '' : 's'})`, 200);
     return removed;
   }
 
-  private adapter(name: string): RawAdapter {
+  private adapter(name: string, principal: Principal, access: 'read' | 'write'): RawAdapter {
     const adapter = this.registry.get(name);
     if (!adapter) throw notFound(`Unknown collection "${name.slice(0, 64)}"`);
+    const needed = adapter.alsoNeeds?.[access];
+    if (needed && !hasAnyPermission(principal, needed)) throw forbidden(`Forbidden: ${access === 'read' ? 'reading' : 'changing'} ${name} requires ${needed.join(' or ')}`);
     return adapter;
   }
 

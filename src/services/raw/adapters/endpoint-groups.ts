@@ -7,6 +7,7 @@ import { asActor, editable, MANAGED, STAMPS, type RawAdapter } from '../adapter.
 export function endpointGroupsAdapter(groups: EndpointGroupsService): RawAdapter {
   return {
     name: 'endpointgroups',
+    alsoNeeds: { read: ['manage_api', 'view'], write: ['manage_api'] },
     searchFields: ['name'],
     sort: { order: 1, name: 1 },
     fields: {

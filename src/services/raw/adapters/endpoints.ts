@@ -9,6 +9,7 @@ import { asActor, editable, LIVE, MANAGED, STAMPS, type RawAdapter } from '../ad
 export function endpointsAdapter(endpoints: EndpointsService): RawAdapter {
   return {
     name: 'endpoints',
+    alsoNeeds: { read: ['manage_api', 'view'], write: ['manage_api'] },
     searchFields: ['name', 'path', 'slug'],
     sort: { path: 1, method: 1 },
     fields: {

@@ -6,6 +6,7 @@ import { asActor, MANAGED, type RawAdapter } from '../adapter.ts';
 export function logsAdapter(audit: AuditLog): RawAdapter {
   return {
     name: 'logs',
+    alsoNeeds: { read: ['view_logs'] },
     searchFields: ['message', 'path'],
     sort: { createdAt: -1, _id: -1 },
     fields: Object.fromEntries(['action', 'message', 'source', 'ip', 'userId', 'method', 'path', 'statusCode', 'createdAt'].map((f) => [f, MANAGED])),
