@@ -15,7 +15,7 @@
  * not await), is stopped by that timeout like any other code of the run, instead of spinning on the
  * isolate's thread with nothing watching it.
  */
-import { MAX_PENDING_DB_CALLS } from './handler-types.ts';
+import { MAX_HANDLER_ANSWER_CHARS, MAX_PENDING_DB_CALLS } from './handler-types.ts';
 
 /** Filename the administrator's code is compiled under; stack frames and syntax errors name it. */
 export const HANDLER_FILENAME = 'handler.js';
@@ -48,6 +48,7 @@ export const PRELUDE_SOURCE = String.raw`(function setup(bridge) {
   const weakSet = WeakMap.prototype.set;
   const MAX_TEXT = 4000;
   const MAX_PENDING = ${MAX_PENDING_DB_CALLS};
+  const MAX_ANSWER = ${MAX_HANDLER_ANSWER_CHARS};
 
   // Calls sent to the host and not yet answered, by call id (no prototype: nothing the handler can patch).
   const waiting = Object.create(null);
@@ -169,12 +170,22 @@ export const PRELUDE_SOURCE = String.raw`(function setup(bridge) {
       return invalid('status must be an integer from 200 to 599, got ' + shown(status));
     }
     let body;
+    // Counted as it is written, so an answer far over the bound stops early, not once built whole.
+    let size = 0;
+    const tooLarge = 'data is larger than ' + MAX_ANSWER + ' characters of JSON';
+    const bounded = (key, item) => {
+      size += (typeof key === 'string' ? key.length : 0) + (typeof item === 'string' ? item.length : 4);
+      if (size > MAX_ANSWER) throw new ErrorClass(tooLarge);
+      return jsonOnly(key, item);
+    };
     try {
-      body = stringify(value.data === undefined ? null : value.data, jsonOnly);
+      body = stringify(value.data === undefined ? null : value.data, bounded);
     } catch (error) {
+      if (size > MAX_ANSWER) return invalid(tooLarge);
       return invalid('data is not JSON-serialisable: ' + thrown(error).message);
     }
     if (typeof body !== 'string') return invalid('data is not JSON-serialisable');
+    if (body.length > MAX_ANSWER) return invalid(tooLarge);
     return { ok: true, status, body };
   }
 

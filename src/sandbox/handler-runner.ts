@@ -43,7 +43,7 @@ import {
 } from './handler-errors.ts';
 import { RunSlots } from './run-slots.ts';
 import { HANDLER_FILENAME, PRELUDE_FILENAME, PRELUDE_SOURCE, type Envelope } from './handler-prelude.ts';
-import type { CompiledHandler, HandlerDb, HandlerLimits, HandlerRequest, HandlerResult } from './handler-types.ts';
+import { MAX_HANDLER_ANSWER_CHARS, type CompiledHandler, type HandlerDb, type HandlerLimits, type HandlerRequest, type HandlerResult } from './handler-types.ts';
 
 export * from './handler-types.ts';
 export { HandlerCompileError, HandlerDbError, HandlerError, HandlerMemoryError, HandlerResultError, HandlerTimeoutError } from './handler-errors.ts';
@@ -309,6 +309,8 @@ function readEnvelope(value: unknown): HandlerResult {
   if (envelope.ok === true) {
     const { status, body } = envelope;
     if (!isStatus(status) || typeof body !== 'string') throw new HandlerResultError('Handler result is invalid');
+    // Checked again here: the envelope comes from the isolate, whose built-ins the handler may have changed.
+    if (body.length > MAX_HANDLER_ANSWER_CHARS) throw new HandlerResultError(`Handler result is invalid: data is larger than ${MAX_HANDLER_ANSWER_CHARS} characters of JSON`);
     try {
       return { status, data: JSON.parse(body) as unknown };
     } catch {

@@ -18,6 +18,13 @@ export interface HandlerLimits {
  */
 export const MAX_PENDING_DB_CALLS = 1000;
 
+/**
+ * The largest answer a handler may give, in characters of its data's JSON (16 Mi). The host
+ * parses the answer and writes it again, several times its size in memory; without a bound a
+ * few calls to a handler answering hundreds of MB took the process to gigabytes.
+ */
+export const MAX_HANDLER_ANSWER_CHARS = 16 * 1024 * 1024;
+
 export interface HandlerUser {
   id: string;
   login: string;

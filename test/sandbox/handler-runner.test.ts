@@ -269,11 +269,21 @@ describe('handler errors', () => {
     ['a function in data', `return { status: 200, data: { run() {} } }`, 'data is not JSON-serialisable: it contains a function at key "run"'],
     ['a BigInt in data', `return { status: 200, data: [1n] }`, 'data is not JSON-serialisable: Do not know how to serialize a BigInt'],
     ['a cycle in data', `const a = {}; a.self = a; return { status: 200, data: a }`, 'data is not JSON-serialisable: Converting circular structure'],
+    ['200 MB of data made of one repeated string', `const s = 'y'.repeat(10000); return { status: 200, data: new Array(20000).fill(s) }`, 'data is larger than 16777216 characters of JSON'],
+    ['one string over 16 Mi characters', `return { status: 200, data: { text: 'z'.repeat(17 * 1024 * 1024) } }`, 'data is larger than 16777216 characters of JSON'],
   ])('rejects a result with %s as HandlerResultError', async (_name, body, message) => {
     const handler = compile(`async function handler() { ${body}; }`);
     const error = await handler.run(request, new FakeDb()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HandlerResultError);
     expect((error as Error).message).toContain(`Handler result is invalid: ${message}`);
+  });
+});
+
+describe('answer size', () => {
+  it('an answer under the bound comes back whole', async () => {
+    const handler = compile(`async function handler() { return { status: 200, data: { text: 'a'.repeat(1024 * 1024) } }; }`);
+    const result = await handler.run(request, new FakeDb());
+    expect((result.data as { text: string }).text.length).toBe(1024 * 1024);
   });
 });
 
