@@ -57,12 +57,12 @@ export class Output {
   }
 
   line(text = ''): void {
-    this.stdout.write(`${text}\n`);
+    this.stdout.write(`${terminalSafe(text)}\n`);
   }
 
   /** A remark for a person, on stderr; silent with --json. */
   note(text: string): void {
-    if (!this.json) this.stderr.write(`${text}\n`);
+    if (!this.json) this.stderr.write(`${terminalSafe(text)}\n`);
   }
 
   success(text: string): void {
@@ -72,11 +72,11 @@ export class Output {
   /** One line on stderr (and `{"error"}` on stdout with --json). Never a stack trace. */
   error(message: string, options: { resultPrinted?: boolean } = {}): void {
     if (this.json && !options.resultPrinted) this.stdout.write(`${JSON.stringify({ error: message })}\n`);
-    this.stderr.write(`${this.paint('red', 'dynctl: error:', true)} ${message}\n`);
+    this.stderr.write(`${this.paint('red', 'dynctl: error:', true)} ${terminalSafe(message)}\n`);
   }
 
   warn(message: string): void {
-    this.stderr.write(`${this.paint('yellow', 'dynctl: warning:', true)} ${message}\n`);
+    this.stderr.write(`${this.paint('yellow', 'dynctl: warning:', true)} ${terminalSafe(message)}\n`);
   }
 
   /** Columns padded to the widest cell; the header in bold. `empty` when there are no rows. */
@@ -85,6 +85,7 @@ export class Output {
       this.line(this.paint('dim', empty));
       return;
     }
+    rows = rows.map((row) => row.map(oneLine));
     const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
     const format = (cells: string[]): string =>
       cells
@@ -94,6 +95,25 @@ export class Output {
     this.line(this.paint('bold', format(headers)));
     for (const row of rows) this.line(format(row));
   }
+}
+
+/**
+ * Text for a person's terminal with every control character shown as an escape (`\u001b`),
+ * except line breaks, tabs and the colour codes `paint` makes (bold, dim, six colours, resets): values come from the server and
+ * anyone may have written them (a login tried, a profile name), and a raw ESC there could retitle
+ * the window, move the cursor or hide lines of the output.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/\x1b\[(?:1|2|22|3[1-6]|39)m|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (match) => (match.length > 1 ? match : escaped(match)));
+}
+
+/** A table cell or a value inside a line: on one line, every control character (line breaks too) shown as an escape. */
+export function oneLine(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, escaped);
+}
+
+function escaped(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /**

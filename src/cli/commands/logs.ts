@@ -3,7 +3,7 @@ import type { DynClient, LogEntry } from '../client.ts';
 import type { CommandModule } from '../context.ts';
 import { ApiError, messageOf, NetworkError } from '../errors.ts';
 import { parsePositiveInt } from '../option-parsers.ts';
-import { shortDate, type Output } from '../output.ts';
+import { oneLine, shortDate, type Output } from '../output.ts';
 
 export const FOLLOW_INTERVAL_MS = 2_000;
 /** Pages fetched per poll at most: more than this many new entries in 2 s are not all shown. */
@@ -104,7 +104,7 @@ function formatEntry(out: Output, entry: LogEntry): string {
   return [
     out.paint('dim', shortDate(entry.createdAt)),
     out.paint(failed ? 'red' : 'cyan', entry.action.padEnd(22)),
-    entry.message,
+    oneLine(entry.message),
     request ? out.paint('dim', `(${request}${entry.ip ? ` from ${entry.ip}` : ''})`) : entry.ip ? out.paint('dim', `(from ${entry.ip})`) : '',
   ]
     .filter(Boolean)
