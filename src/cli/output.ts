@@ -104,11 +104,13 @@ export class Output {
  * the window, move the cursor or hide lines of the output.
  */
 export function terminalSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/\x1b\[(?:1|2|22|3[1-6]|39)m|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (match) => (match.length > 1 ? match : escaped(match)));
 }
 
 /** A table cell or a value inside a line: on one line, every control character (line breaks too) shown as an escape. */
 export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\x00-\x1f\x7f-\x9f]/g, escaped);
 }
 
