@@ -8,7 +8,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { boot, session, signIn, signOut } from './api.ts';
 import { allows, match, PAGES, type PageProps } from './pages.ts';
-import { useRoute } from './router.ts';
+import { navigate, useRoute } from './router.ts';
 import { useStore } from './store.ts';
 import { ConfirmHost, ErrorBox, Forbidden, Link, Loading, ToastHost } from './ui.tsx';
 
@@ -86,6 +86,18 @@ function Shell() {
   const [theme, setTheme] = useState<Theme>(preferred());
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [path]);
+  // Escape closes the menu on narrow screens, as it closes dialogs.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const close = (event: KeyboardEvent) => event.key === 'Escape' && setMenuOpen(false);
+    document.addEventListener('keydown', close);
+    return () => document.removeEventListener('keydown', close);
+  }, [menuOpen]);
+  const landing = PAGES.find((page) => allows(page));
+  // The start page is the dashboard; whoever may not see it starts on the first page they may.
+  useEffect(() => {
+    if (path === '/' && me && !allows(PAGES[0]!) && landing) navigate(landing.path, { replace: true });
+  }, [path, me, landing]);
   const toggleTheme = () => {
     const next = theme === 'dark' ? 'light' : 'dark';
     localStorage.setItem('dyn-theme', next);

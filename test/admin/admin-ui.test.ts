@@ -328,6 +328,28 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
       await page.evaluate(() => localStorage.removeItem('dyn-theme'));
     }
   });
+
+  it('starts a user who may not see the dashboard on the first page they may open, and Escape closes the narrow menu', async () => {
+    const apiManager = await createUserWith(t, ['manage_api'], 'api-manager');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await go('/');
+    await signIn(apiManager.login, apiManager.password);
+    await page.waitForURL(/\/admin\/endpoints$/);
+    await page.getByRole('cell', { name: 'Health', exact: true }).waitFor();
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      const toggle = page.getByRole('button', { name: 'Menu' });
+      await toggle.focus();
+      await page.keyboard.press('Enter');
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      await page.keyboard.press('Escape');
+      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
 });
 
 /** The build's first load stays small: the entry script and its static imports, gzip-compressed. */

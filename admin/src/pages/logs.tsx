@@ -8,7 +8,7 @@ const ACTIONS = [
   'settings_updated', 'logs_cleared', 'logs_purged', 'api_key_created', 'api_key_updated', 'api_key_revoked', 'api_key_used', 'endpoint_created', 'endpoint_updated',
   'endpoint_deleted', 'endpoint_group_created', 'endpoint_group_updated', 'endpoint_group_deleted', 'project_applied', 'project_imported', 'database_document_created',
   'database_document_updated', 'database_document_deleted', 'database_collection_cleared', 'cron_job_created', 'cron_job_updated', 'cron_job_deleted', 'cron_run',
-  'mcp_call', 'api_call', 'error',
+  'webhook_created', 'webhook_updated', 'webhook_deleted', 'webhook_dispatch', 'mcp_call', 'api_call', 'error',
 ];
 
 interface LogEntry {
