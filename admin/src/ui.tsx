@@ -141,17 +141,32 @@ export function messagesFor(details: Detail[], name: string): string[] {
   return details.filter((d) => d.field === name || d.field.startsWith(`${name}.`) || d.field.startsWith(`${name}[`)).map((d) => (d.field === name ? d.message : `${d.field}: ${d.message}`));
 }
 
-export function Field(props: { label: string; name?: string; details?: Detail[]; hint?: ComponentChildren; children: ComponentChildren }) {
+let groupSeq = 0;
+
+/**
+ * A labelled field. With `group`, for a list of checkboxes: a group named by its heading, not a
+ * `<label>`, which would make the heading a label of the first box (a click on "Groups" ticking
+ * Administrators) and read the whole list as that box's name.
+ */
+export function Field(props: { label: string; name?: string; details?: Detail[]; hint?: ComponentChildren; group?: boolean; children: ComponentChildren }) {
   const messages = props.name && props.details ? messagesFor(props.details, props.name) : [];
-  return (
-    <label class="field">
-      <span>{props.label}</span>
+  const [headingId] = useState(() => `field-group-${++groupSeq}`);
+  const body = (
+    <>
+      <span id={props.group ? headingId : undefined}>{props.label}</span>
       {props.children}
       {props.hint && <div class="hint">{props.hint}</div>}
       {messages.map((m) => (
         <div class="field-error">{m}</div>
       ))}
-    </label>
+    </>
+  );
+  return props.group ? (
+    <div class="field" role="group" aria-labelledby={headingId}>
+      {body}
+    </div>
+  ) : (
+    <label class="field">{body}</label>
   );
 }
 

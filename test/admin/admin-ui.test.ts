@@ -215,6 +215,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await go('/api-keys');
     await page.getByRole('button', { name: 'New API key' }).click();
     await page.getByLabel('Name').fill('ci key');
+    // The list's heading names the group; a click on it ticks or unticks nothing.
+    const view = page.getByRole('group', { name: 'Permissions' }).getByRole('checkbox', { name: 'view', exact: true });
+    const viewBefore = await view.isChecked();
+    await page.getByRole('group', { name: 'Permissions' }).getByText('Permissions', { exact: true }).click();
+    await expect(view.isChecked()).resolves.toBe(viewBefore);
     await page.getByRole('button', { name: 'Create' }).click();
     const key = (await page.getByTestId('new-key').textContent())?.trim() ?? '';
     expect(key).toMatch(/^dyn_/);

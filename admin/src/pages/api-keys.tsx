@@ -47,7 +47,7 @@ function CreateKey(props: { onDone: () => void; onClose: () => void }) {
         <Field label="Name" name="name" details={details}>
           <input name="name" value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
         </Field>
-        <Field label="Permissions" name="permissions" details={details}>
+        <Field group label="Permissions" name="permissions" details={details}>
           <PermissionChecks value={draft.permissions} onChange={(permissions) => setDraft({ ...draft, permissions })} />
         </Field>
         <Field label="Expires (optional)" name="expiresAt" details={details}>

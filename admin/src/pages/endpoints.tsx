@@ -428,7 +428,7 @@ function Editor(props: { id: string | null }) {
             <textarea name="description" rows={2} value={draft.description} disabled={!writable} onInput={(e) => put({ description: e.currentTarget.value })} />
           </Field>
           {draft.accessType === 'group' && (
-            <Field label="Allowed user groups" name="allowedGroupIds" details={details}>
+            <Field group label="Allowed user groups" name="allowedGroupIds" details={details}>
               <div>
                 {(userGroups.data ?? []).map((g) => (
                   <label class="check">

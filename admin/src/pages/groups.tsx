@@ -32,7 +32,7 @@ function GroupForm(props: { group: Group | null; onDone: () => void; onClose: ()
         <Field label="Description" name="description" details={details}>
           <input name="description" value={draft.description} onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })} />
         </Field>
-        <Field label="Permissions" name="permissions" details={details}>
+        <Field group label="Permissions" name="permissions" details={details}>
           <PermissionChecks value={draft.permissions} onChange={(permissions) => setDraft({ ...draft, permissions })} />
         </Field>
         <ErrorBox error={error} />

@@ -47,7 +47,7 @@ function UserForm(props: { user: User | null; groups: Group[]; onDone: () => voi
         <Field label={u ? 'New password (leave empty to keep)' : 'Password'} name="password" details={details} hint="8 to 72 bytes">
           <input name="password" type="password" autoComplete="new-password" value={draft.password} onInput={(e) => setDraft({ ...draft, password: e.currentTarget.value })} />
         </Field>
-        <Field label="Groups" name="groupIds" details={details}>
+        <Field group label="Groups" name="groupIds" details={details}>
           <div>
             {props.groups.map((g) => (
               <label class="check">

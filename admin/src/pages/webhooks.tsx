@@ -75,7 +75,7 @@ function HookForm(props: { hook: Hook | null; onDone: (hook: Hook) => void; onCl
             <input value={draft.group} onInput={(e) => setDraft({ ...draft, group: e.currentTarget.value })} />
           </Field>
         </div>
-        <Field label="Events" name="events" details={details}>
+        <Field group label="Events" name="events" details={details}>
           <div>
             <label class="check">
               <input type="checkbox" checked={draft.events.includes('*')} onChange={(e) => toggle('*', e.currentTarget.checked)} /> all (*)
