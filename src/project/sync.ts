@@ -8,7 +8,7 @@ import type { Bundle } from './bundle.ts';
 import { diffBundles } from './diff.ts';
 import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
 import { exportBundle, secretDigestKey, secretDigests } from './export.ts';
-import { formatProblem, hashText, isDefinitionFileName, loadProject, type LoadedProject, type ProjectFile, type SourceCache, type SourceFile } from './files.ts';
+import { formatProblem, hashText, isDefinitionFileName, loadProject, projectFileKey, type LoadedProject, type ProjectFile, type SourceCache, type SourceFile } from './files.ts';
 import { DEFAULT_PLACEHOLDER_POLICY, resolvePlaceholders } from './placeholders.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
 import type { ProjectStatus } from './status.ts';
@@ -29,7 +29,8 @@ import { removeSpec, writeProject, writeSpec, type WriteRecorder } from './write
  * Store changes are noticed through the store revisions (`endpoints`, `cronjobs`, `webhooks`), which every instance bumps, so a
  * change made through the API of *any* instance on this store is written back by the one that
  * watches. What was last in step is kept (`synced`); a write-back writes the difference between it
- * and the store. A directory with problems changes nothing: the last good state keeps serving, the
+ * and the store, except for a definition whose file changed since (edited, moved or deleted): the
+ * file wins and the reconcile applies it. A directory with problems changes nothing: the last good state keeps serving, the
  * problems (file, line, message) are in the status, and write-backs wait until it is fixed (so an
  * edit in progress is never overwritten). Writes made by this process are remembered by content
  * hash, so the watcher events they cause do not trigger a reconcile (no reload loop). Changes
@@ -291,6 +292,11 @@ export class ProjectSync {
 
   private onFileEvent(path: string): void {
     if (this.closed || this.isOwnWrite(path)) return;
+    this.scheduleReconcile();
+  }
+
+  /** A reconcile after the debounce (a later file event moves it on). */
+  private scheduleReconcile(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -314,7 +320,15 @@ export class ProjectSync {
     if (this.polling || this.closed || this.synced === null) return;
     this.polling = true;
     try {
-      if ((await this.options.storeRevision()) !== this.syncedRevision) await this.enqueue(() => this.writeBack());
+      if ((await this.options.storeRevision()) === this.syncedRevision) return;
+      let filesChanged = false;
+      await this.enqueue(async () => {
+        filesChanged = await this.writeBack();
+      });
+      // Files changed since the last sync kept their content: applying them is what brings the
+      // store in step. Their watcher events normally do that; this does not rely on it (one
+      // debounced reconcile either way: a pending one is left to run, a later event moves it on).
+      if (filesChanged && !this.closed && this.timer === null) this.scheduleReconcile();
     } catch (error) {
       this.options.services.logger.warn('project: could not check the store for changes', { error });
     } finally {
@@ -322,13 +336,19 @@ export class ProjectSync {
     }
   }
 
-  /** Store → files: writes the definitions that differ from the last in-step state. */
-  private async writeBack(): Promise<void> {
-    if (this.closed || this.synced === null) return;
+  /**
+   * Store → files: writes the definitions that differ from the last in-step state, except those
+   * whose file changed since then (the file wins: the reconcile applies it). Returns whether any
+   * file changed since the last sync; then the in-step state is left as it was, so those files
+   * stay "changed" (never overwritten) until a reconcile applies them.
+   */
+  private async writeBack(): Promise<boolean> {
+    if (this.closed || this.synced === null) return false;
     const { services } = this.options;
     const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
-    if (loaded.problems.length > 0) return; // an edit in progress: wait until the files are valid
-    this.files = loaded.files;
+    if (loaded.problems.length > 0) return false; // an edit in progress: wait until the files are valid
+    const edited = this.changedFiles(loaded);
+    if (edited.size === 0) this.files = loaded.files;
     const revision = await this.options.storeRevision();
     const current = await exportBundle(services);
     const secrets = await secretDigests(services);
@@ -345,27 +365,57 @@ export class ProjectSync {
     }
     for (const change of changes) {
       const kind = kindOf(change.kind);
+      // Changed in its file too since the last sync: the file's side wins, it is not overwritten.
+      if (edited.has(projectFileKey(change.kind, change.key))) continue;
       if (change.action === 'delete') {
-        this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: this.files }));
+        this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: loaded.files }));
         continue;
       }
-      const spec = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
-      if (!spec) continue;
+      const stored = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
+      if (!stored) continue;
+      // A write-only field the store exports without (a webhook secret set through the API) keeps
+      // what its file says (its placeholder): it is not written back, and a change of it alone
+      // writes the file as it is.
+      const inFile = specsOf(loaded.bundle, kind).find((candidate) => kind.key(candidate) === change.key) as Record<string, unknown> | undefined;
+      const kept = kind.fields.filter((field) => field.writeOnly && (stored as Record<string, unknown>)[field.name] === undefined && inFile?.[field.name] !== undefined);
+      const spec = kept.length === 0 ? stored : { ...stored, ...Object.fromEntries(kept.map((field) => [field.name, inFile?.[field.name]])) };
       const writing = (kindName: string, key: string): object | undefined => {
         const other = kindOf(kindName);
         return specsOf(current, other).find((candidate) => other.key(candidate) === key);
       };
-      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: this.files, handlers: 'file', writing }));
+      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: loaded.files, handlers: 'file', writing }));
     }
+    // The reconcile that follows applies the changed files and records the in-step state.
+    if (edited.size > 0) return true;
     this.synced = current;
     this.syncedSecrets = secrets;
     this.syncedRevision = revision;
     // The files now hold the store's state: only what was written is parsed to know them.
     const written = changes.length === 0 ? loaded : loadProject(this.dir, { cache: loaded.sources, checks: 'never' });
-    if (written.problems.length > 0) return;
+    if (written.problems.length > 0) return false;
     this.files = written.files;
     this.sources = written.sources;
     await this.saveCache(written, revision);
+    return false;
+  }
+
+  /**
+   * The definitions (projectFileKey) whose file differs from what the last sync read or wrote:
+   * edited (its YAML or handler file), renamed, deleted, or new. Without a last sync's sources, none.
+   */
+  private changedFiles(loaded: LoadedProject): Set<string> {
+    const changed = new Set<string>();
+    const before = this.sources;
+    if (before === undefined) return changed;
+    const same = (was: ProjectFile, now: ProjectFile | undefined): boolean =>
+      now !== undefined &&
+      now.relPath === was.relPath &&
+      before.files.get(was.relPath)?.hash === loaded.sources.files.get(now.relPath)?.hash &&
+      now.handlerFile?.relPath === was.handlerFile?.relPath &&
+      (was.handlerFile === undefined || before.handlers.get(was.handlerFile.relPath) === loaded.sources.handlers.get(was.handlerFile.relPath));
+    for (const [key, was] of this.files) if (!same(was, loaded.files.get(key))) changed.add(key);
+    for (const key of loaded.files.keys()) if (!this.files.has(key)) changed.add(key);
+    return changed;
   }
 
   /**

@@ -635,3 +635,74 @@ describe('write-back racing a reconcile', () => {
     expect(readdirSync(join(dir, 'endpoints'))).toHaveLength(25);
   });
 });
+
+describe('write-back: a file changed since the last sync wins over the store', () => {
+  let t: TestServer;
+  let dir: string;
+  beforeAll(async () => {
+    dir = copyOfSampleProject();
+    t = await start(watching(dir));
+  });
+  afterAll(async () => {
+    await stop(t);
+  });
+  const rel = 'endpoints/products-create.yaml';
+  const maxLengthOfTitle = async (): Promise<unknown> => (await endpointAt(t, '/api/shop/products', 'POST')).schema.find((f: any) => f.name === 'title').maxLength;
+  /** Breaks another file, runs `meanwhile`, lets polls go by (write-backs wait), then fixes it; resolves after the good reconcile. */
+  async function whileBroken(meanwhile: () => Promise<void>): Promise<any> {
+    const other = join(dir, 'endpoints/orders-list.yaml');
+    const good = readFileSync(other, 'utf8');
+    let since = await lastAt(t);
+    writeFileSync(other, good.replace('method: GET\n', 'method: GET\ndescription: [not closed\n'));
+    since = (await nextReconcile(t, since)).lastReconcile.at;
+    await meanwhile();
+    await sleep(600);
+    writeFileSync(other, good);
+    await waitFor('the fixed directory applied', async () => {
+      const status = await projectStatus(t);
+      return status.lastReconcile.at !== since && status.lastReconcile.ok === true;
+    });
+    await sleep(600);
+  }
+
+  it('a file edited while the directory has problems keeps its edit when the API changes the same definition meanwhile', async () => {
+    const id = (await endpointAt(t, '/api/shop/products', 'POST'))._id;
+    expect(await maxLengthOfTitle()).toBe(200);
+    const edited = read(dir, rel).replace('maxLength: 200', 'maxLength: 400');
+    await whileBroken(async () => {
+      writeFileSync(join(dir, rel), edited);
+      await call(t, 'PUT', `/api/endpoints/${id}`, { description: 'changed through the API' });
+    });
+    expect(read(dir, rel)).toBe(edited);
+    expect(await maxLengthOfTitle()).toBe(400);
+    expect((await projectStatus(t)).problems).toEqual([]);
+  });
+
+  it('a file edited just before an API change of the same definition keeps its edit', async () => {
+    const id = (await endpointAt(t, '/api/shop/products', 'POST'))._id;
+    const edited = read(dir, rel).replace(/maxLength: \d+/, 'maxLength: 500');
+    writeFileSync(join(dir, rel), edited);
+    await sleep(20);
+    await call(t, 'PUT', `/api/endpoints/${id}`, { description: 'changed again through the API' });
+    await waitFor('the edit applied', async () => (await maxLengthOfTitle()) === 500);
+    await sleep(600);
+    expect(read(dir, rel)).toBe(edited);
+    expect(await maxLengthOfTitle()).toBe(500);
+  });
+
+  it('a file deleted while the directory has problems is not written back when the API changes its definition meanwhile', async () => {
+    const id = (await endpointAt(t, '/api/shop/products', 'POST'))._id;
+    await whileBroken(async () => {
+      rmSync(join(dir, rel));
+      await call(t, 'PUT', `/api/endpoints/${id}`, { description: 'changed through the API' });
+    });
+    expect(existsSync(join(dir, rel))).toBe(false);
+    expect(await endpointAt(t, '/api/shop/products', 'POST')).toBeUndefined();
+  });
+
+  it('an API change of a definition whose file is unchanged is still written back', async () => {
+    const id = (await endpointAt(t, '/api/shop/products', 'GET'))._id;
+    await call(t, 'PUT', `/api/endpoints/${id}`, { description: 'written back' });
+    await waitFor('the change written back', () => read(dir, 'endpoints/products-list.yaml').includes('description: written back'));
+  });
+});
