@@ -74,6 +74,8 @@ export function schemaFromWire(input: unknown, pathOf: EndpointPathOf): { schema
   const defFrom = (value: unknown, at: string): unknown => {
     if (!isPlainObject(value)) return value;
     const { refEndpointId, ...def } = value;
+    // The spec lists `children` on every field: empty (null or []) on a type without children is none.
+    if (def.type !== 'object' && (def.children === null || (Array.isArray(def.children) && def.children.length === 0))) delete def.children;
     if (def.children !== undefined) def.children = fieldsFrom(def.children, `${at}.children`);
     if (def.items !== undefined) def.items = defFrom(def.items, `${at}.items`);
     if (refEndpointId === undefined || refEndpointId === null) return def;

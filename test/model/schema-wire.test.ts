@@ -13,6 +13,7 @@ describe('schemaFromWire', () => {
     { name: 'children as an array', input: [{ name: 'o', type: 'object', children: [{ name: 'x', type: 'string' }] }], stored: { o: { type: 'object', children: { x: { type: 'string' } } } } },
     { name: 'a reference by id', input: [{ name: 'c', type: 'reference', refEndpointId: 'cat1' }], stored: { c: { type: 'reference', ref: '/api/categories' } } },
     { name: 'an array with refEndpointId', input: [{ name: 't', type: 'array', refEndpointId: 'tag1' }], stored: { t: { type: 'array', items: { type: 'reference', ref: '/api/tags' } } } },
+    { name: 'every spec key given, children empty on fields without children', input: [{ name: 's', type: 'string', required: false, order: 0, defaultValue: undefined, children: [], refEndpointId: null }, { name: 'n', type: 'number', required: false, order: 1, children: null, refEndpointId: null }], stored: { s: { type: 'string', defaultValue: undefined }, n: { type: 'number' } } },
     { name: 'the map form, untouched', input: { a: { type: 'string', required: false } }, stored: { a: { type: 'string', required: false } } },
     { name: 'not a schema at all, left for the validator', input: 'title', stored: 'title' },
   ])('converts $name', ({ input, stored }) => {
