@@ -307,6 +307,14 @@ describe('datetime fields', () => {
     },
   );
 
+  it('gives an example the server takes, so "Try it out" does not send text made up from the pattern', async () => {
+    const doc = await openapi();
+    const example = doc.components.schemas.post_api_shop_products_input.properties.releasedAt.example;
+    expect(example).toBe('2026-01-01T00:00:00.000Z');
+    const created = await t.api('POST', '/api/shop/products', { body: { title: 'Example', price: 1, releasedAt: example } });
+    expect(created.status, created.text).toBe(201);
+  });
+
   it('still refuses what the field refuses', async () => {
     const doc = await openapi();
     const request = schemaAt(doc, '/components/schemas/post_api_shop_products_input');

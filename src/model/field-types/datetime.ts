@@ -36,7 +36,7 @@ export const datetimeType: FieldType = {
   // as written, so a date (`2026-11-21`) or a local time (`2026-11-21T08:30`) would fail a client
   // validating the response. The pattern is this type's own (calendar checks aside); it reads the
   // same in OpenAPI 3.0 and 3.1.
-  openApi: () => ({ type: 'string', pattern: ISO_8601.source, description: 'ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z; seconds, fraction and zone optional)' }),
+  openApi: () => ({ type: 'string', pattern: ISO_8601.source, example: '2026-01-01T00:00:00.000Z', description: 'ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z; seconds, fraction and zone optional)' }),
   exampleValue: () => '2026-01-01T00:00:00.000Z',
   filter: () => DATETIME_FILTER,
   indexedAs: 'text',
