@@ -83,6 +83,27 @@ export class AuthService {
     return { login: valid.login, password: valid.password, cookie: valid.cookie ?? false };
   }
 
+  /**
+   * A signed-in user's current password, checked as a sign-in is: counted by the same lockout
+   * (a stolen session must not become a way to guess the password without bound) and audited
+   * when wrong. True when it matches.
+   */
+  async verifyCurrentPassword(user: { _id: string; login: string; passwordHash: string }, password: string, request: RequestInfo): Promise<boolean> {
+    const { passwords, lockout, settings, audit } = this.deps;
+    const policy = await settings.get();
+    const key = loginKey(user.login);
+    const lockoutPolicy = { threshold: policy.lockoutThreshold, minutes: policy.lockoutMinutes };
+    await lockout.assertNotLocked(key, lockoutPolicy);
+    const attempt = await lockout.beginAttempt(key, lockoutPolicy);
+    if (await passwords.verify(password, user.passwordHash)) {
+      await lockout.recordSuccess(key);
+      return true;
+    }
+    await lockout.recordFailure(key, attempt, lockoutPolicy);
+    await audit.record({ action: 'login_failed', message: `Wrong current password for "${key.slice(0, 64)}" (profile)`, source: 'profile', userId: user._id, statusCode: 400, ...request });
+    return false;
+  }
+
   async login(credentials: { login: string; password: string }, request: RequestInfo): Promise<LoginResult> {
     const { users, passwords, lockout, settings, audit } = this.deps;
     const policy = await settings.get();

@@ -57,7 +57,7 @@ export class ProfileService {
       if (valid.currentPassword === undefined) {
         throw badRequest('Invalid request body: currentPassword is required to change the password', [{ field: 'currentPassword', message: 'is required' }]);
       }
-      if (!(await this.deps.passwords.verify(valid.currentPassword, user.passwordHash))) {
+      if (!(await this.deps.auth.verifyCurrentPassword(user, valid.currentPassword, request))) {
         // 400, not 401: the session is fine, only this field is wrong.
         throw badRequest('Invalid request body: currentPassword is wrong', [{ field: 'currentPassword', message: 'is wrong' }]);
       }

@@ -28,6 +28,20 @@ describe('login lockout', () => {
     expect(retryAfter).toBeLessThanOrEqual(15 * 60);
   }
 
+  it('wrong current passwords on PUT /api/profile count like failed sign-ins: audited, then the login is locked', async () => {
+    const user = await createUserWith(t, ['view']);
+    const change = (currentPassword: string) => t.api('PUT', '/api/profile', { token: user.token, body: { currentPassword, password: 'a-new-password-1' } });
+    for (let i = 0; i < 3; i++) {
+      const res = await change(`guess-${i}-password`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('Invalid request body: currentPassword is wrong');
+    }
+    expectLocked(await change(user.password));
+    expectLocked(await attempt(user.login, user.password));
+    const logs = await t.api('GET', `/api/dashboard/logs?action=login_failed&search=${encodeURIComponent('(profile)')}&limit=50`, { token: admin });
+    expect(logs.body.data.filter((e: any) => e.message === `Wrong current password for "${user.login}" (profile)`)).toHaveLength(3);
+  });
+
   it('after 3 wrong passwords, the 4th attempt is refused with 429 even with the right password', async () => {
     const user = await createUserWith(t, ['view']);
     for (let i = 0; i < 3; i++) {
