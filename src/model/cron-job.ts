@@ -74,7 +74,9 @@ export const ACTION_SCHEMAS: Record<CronActionType, object> = {
       // The query goes in `query`: a path is matched against the route table as it is.
       path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^?#\\s]*$' },
       method: { enum: [...HTTP_METHODS] },
-      body: {},
+      // JSON as a request to the endpoint would carry it: text here is a JSON body typed wrong
+      // (the admin's form once saved it so), which every run would send and the endpoint refuse.
+      body: { anyOf: [{ type: 'object' }, { type: 'array' }, { type: 'null' }] },
       query: {
         type: 'object',
         maxProperties: 50,

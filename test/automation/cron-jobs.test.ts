@@ -135,6 +135,7 @@ describe('cron job definitions', () => {
     ['an endpoint action path without a slash', { action: { type: 'endpoint', path: 'api/x', method: 'GET' } }, 'action.path', /must match pattern/],
     ['a header value with a line break', { action: { type: 'http', url: 'https://93.184.215.14/', method: 'GET', headers: { 'X-A': 'a\r\nHost: evil' } } }, 'action.headers.X-A', /must match pattern/],
     ['an endpoint action path with a query', { action: { type: 'endpoint', path: '/api/x?a=1', method: 'GET' } }, 'action.path', /must match pattern/],
+    ['an endpoint action body that is text, not JSON', { action: { type: 'endpoint', path: '/api/x', method: 'POST', body: '{"title": "from cron",' } }, 'action.body', /action.body/],
     ['a bad name', { name: '../etc' }, 'name', /name must match pattern/],
     ['an unknown field', { colour: 'red' }, 'colour', /colour is not an allowed field/],
     ['a runAs user that does not exist', { runAs: 'nobody-here' }, 'runAs', /runAs user "nobody-here" does not exist/],
