@@ -7,8 +7,10 @@ import { render } from 'ink';
 import { DynClient, type LoginResult, type UserProfile } from '../cli/client.ts';
 import { DEFAULT_SERVER } from '../cli/config-store.ts';
 import type { CliContext } from '../cli/context.ts';
-import { ApiError } from '../cli/errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, NetworkError } from '../cli/errors.ts';
 import { App } from './app.ts';
+import { RETRY_MS } from './use-request.ts';
 import { setColor } from './theme.ts';
 
 export interface TuiOptions {
@@ -20,7 +22,7 @@ export async function runTui(context: CliContext, options: TuiOptions = {}): Pro
   setColor(!context.env.NO_COLOR);
   const target = await context.target();
   const client = target.server ? await context.client({ longLived: true }) : new DynClient({ server: DEFAULT_SERVER, credentials: { kind: 'none' }, longLived: true });
-  const profile = await profileOf(client);
+  const profile = await profileOf(client, (message) => process.stderr.write(`${message}\n`));
   const onLogin = async (result: LoginResult): Promise<void> => {
     await context.saveSession(target.name, { server: client.server, accessToken: result.accessToken, refreshToken: result.refreshToken });
   };
@@ -36,14 +38,21 @@ export async function runTui(context: CliContext, options: TuiOptions = {}): Pro
   await app.waitUntilExit();
 }
 
-/** Who is signed in (their permissions decide what the screens offer); null when unknown. */
-async function profileOf(client: DynClient): Promise<UserProfile | null> {
+/**
+ * Who is signed in (their permissions decide what the screens offer); null when unknown. A server
+ * that cannot be reached yet is waited for, as the screens wait for it later (Ctrl+C leaves).
+ */
+async function profileOf(client: DynClient, say: (message: string) => void): Promise<UserProfile | null> {
   if (client.credentialKind !== 'session' && client.credentialKind !== 'token') return null;
-  try {
-    return await client.profile();
-  } catch (error) {
-    // An ended session is asked for again inside the app; anything else shows on its screens.
-    if (error instanceof ApiError) return null;
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.profile();
+    } catch (error) {
+      // An ended session is asked for again inside the app.
+      if (error instanceof ApiError) return null;
+      if (!(error instanceof NetworkError)) throw error;
+      if (attempt === 1) say(`⚠ server unreachable, retrying every ${RETRY_MS / 1000} s (Ctrl+C to leave): ${error.message}`);
+      await sleep(RETRY_MS);
+    }
   }
 }

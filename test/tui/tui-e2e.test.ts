@@ -67,6 +67,32 @@ describe('dynctl tui in a terminal', () => {
     expect(result.stderr).toContain('dynctl tui needs a terminal (stdin and stdout)');
   });
 
+  it('waits for a server that cannot be reached at start, saying so, instead of exiting', async () => {
+    const exitFile = join(cli.home, 'tui-down-exit-code');
+    const script = join(cli.home, 'run-tui-down.sh');
+    // Port 9 (discard) on loopback: nothing listens there in a test environment.
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncd '${ROOT}'\nexport HOME='${cli.home}' DYNCTL_CONFIG='${cli.configPath}' TERM=xterm-256color CI=true DYNCTL_SERVER=http://127.0.0.1:9 DYNCTL_TOKEN=abc\n'${process.execPath}' '${DYNCTL}' tui\necho $? > '${exitFile}'\n`,
+    );
+    chmodSync(script, 0o755);
+    diagnostics = () => (existsSync(exitFile) ? `exit code ${readFileSync(exitFile, 'utf8').trim()}` : 'still running');
+    await tmux('new-session', '-d', '-s', 'down', '-x', '100', '-y', '30', `sh '${script}'`);
+    try {
+      const deadline = Date.now() + 30_000;
+      let text = '';
+      while (!/server unreachable, retrying every 3 s/.test(text) && Date.now() < deadline) {
+        text = (await tmux('capture-pane', '-p', '-t', 'down').catch(() => ({ stdout: '' }))).stdout;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(text, diagnostics()).toMatch(/server unreachable, retrying every 3 s \(Ctrl\+C to leave\)/);
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      expect(existsSync(exitFile), diagnostics()).toBe(false);
+    } finally {
+      await tmux('kill-session', '-t', 'down').catch(() => undefined);
+    }
+  }, 60_000);
+
   it('opens endpoints, tries one, sees the call in the logs and quits with q and exit code 0', async () => {
     const exitFile = join(cli.home, 'tui-exit-code');
     const script = join(cli.home, 'run-tui.sh');
