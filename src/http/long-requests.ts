@@ -17,11 +17,12 @@ export function allowLongRequest(ctx: DynContext): void {
   ctx.res.once('close', () => long.delete(socket)); // the next request on a kept-alive connection is ordinary
 }
 
-const RESPONSES: Record<string, string> = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
-  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+const RESPONSES: Record<string, [status: string, error: string]> = {
+  HPE_HEADER_OVERFLOW: ['431 Request Header Fields Too Large', 'Request header fields too large: the request line and headers must fit in 16 kB'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: ['413 Payload Too Large', 'Chunk extensions too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['408 Request Timeout', 'Request timeout: the whole request must arrive within 60 s'],
 };
+const MALFORMED: [string, string] = ['400 Bad Request', 'Malformed HTTP request'];
 
 /** The server's 'clientError' listener. */
 export function onClientError(error: Error & { code?: string }, socket: Socket): void {
@@ -29,7 +30,10 @@ export function onClientError(error: Error & { code?: string }, socket: Socket):
   // Node's default: answer if nothing of a response was written yet, then close.
   const response = (socket as Socket & { _httpMessage?: { _headerSent?: boolean } })._httpMessage;
   if (socket.writable && !response?._headerSent) {
-    socket.write(`HTTP/1.1 ${RESPONSES[error.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+    // The API's error shape, though the request never reached the API.
+    const [status, message] = RESPONSES[error.code ?? ''] ?? MALFORMED;
+    const body = JSON.stringify({ success: false, error: message });
+    socket.write(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy(error);
 }

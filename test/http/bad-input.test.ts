@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, startTestServer, type ApiResponse, type TestServer } from '../helpers/test-server.ts';
 
@@ -77,6 +78,30 @@ describe('bodies that cannot be parsed', () => {
       expectClientError(res, 400, 'Malformed JSON body: expected an object or an array');
     }
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('requests Node refuses before the API sees them', () => {
+  /** Sends raw bytes and reads the whole answer until the server closes the connection. */
+  const raw = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const url = new URL(t.url);
+      const socket = connect(Number(url.port), url.hostname, () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer));
+      // The server closes as soon as it has answered, while a long request is still being sent: a reset after the answer.
+      socket.on('error', (error) => (answer ? resolve(answer) : reject(error)));
+    });
+
+  it.each([
+    ['a request line over 16 kB', `GET /api/x/${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, '431 Request Header Fields Too Large', 'Request header fields too large: the request line and headers must fit in 16 kB'],
+    ['bytes that are not HTTP', 'HELLO THERE\r\n\r\n', '400 Bad Request', 'Malformed HTTP request'],
+  ])('answers %s with the API error shape', async (_label, bytes, status, error) => {
+    const answer = await raw(bytes);
+    expect(answer.startsWith(`HTTP/1.1 ${status}\r\n`), answer.slice(0, 200)).toBe(true);
+    expect(answer).toContain('Content-Type: application/json; charset=utf-8');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ success: false, error });
   });
 });
 
