@@ -156,13 +156,17 @@ function date(value: unknown): Date | null {
   return Number.isNaN(parsed.getTime()) ? null : parsed;
 }
 
-/** Keys that every store can hold: not `$…`, no dots, no prototype keys; `id` is reserved at the top. */
+/**
+ * A record's field names: not `$…`, no dots, not reserved (`id`, the record's own members). Below
+ * the top any key is data (a `json` field's value keeps `$` and dotted keys and `__proto__`, as
+ * the engine stores them, on both stores), so an export of such a record imports again.
+ */
 function storableKeys(value: unknown, depth: number, top: boolean): { path: string; message: string } | null {
   if (typeof value !== 'object' || value === null) return null;
   if (depth > MAX_DEPTH) return { path: '', message: `is nested more than ${MAX_DEPTH} levels deep` };
   for (const [key, inner] of Object.entries(value)) {
-    if (!Array.isArray(value)) {
-      const reserved = key.startsWith('$') || key.includes('.') || (top ? RESERVED_KEYS.has(key) || RECORD_META.has(key) : ['__proto__', 'constructor', 'prototype'].includes(key));
+    if (top) {
+      const reserved = key.startsWith('$') || key.includes('.') || RESERVED_KEYS.has(key) || RECORD_META.has(key);
       if (reserved) return { path: `.${key}`, message: 'is not a storable field name' };
     }
     const problem = storableKeys(inner, depth + 1, false);

@@ -144,6 +144,21 @@ describe('import', () => {
     expect((await target.api('GET', `/api/codes/${existing.body.data._id}`)).body.data.code).toBe('A2');
   });
 
+  it("a json field's `$` and dotted keys are data: an export of such a record imports again", async () => {
+    const source2 = await freshServer();
+    const items = { name: 'Items', path: '/api/items', method: 'POST', accessType: 'public', schema: { sku: { type: 'string' }, extra: { type: 'json' } } };
+    expect((await post(source2, '/api/project/apply', { endpoints: [items, { ...items, method: 'GET' }] })).status).toBe(200);
+    const created = await source2.api('POST', '/api/items', { body: { sku: 'A1', extra: { $x: 1, 'a.b': { $in: [2] } } } });
+    expect(created.status, created.text).toBe(201);
+    const bundle = await exportJson(source2, '&data=true');
+    const target = await freshServer();
+    const res = await post(target, '/api/project/import?mode=replace', bundle);
+    expect(res.status, res.text).toBe(200);
+    expect((await target.api('GET', `/api/items/${created.body.data._id}`)).body.data.extra).toEqual({ $x: 1, 'a.b': { $in: [2] } });
+    // At a record's top level such names are still refused: they are no field's name.
+    expect((await post(target, '/api/project/import?mode=merge', { data: { '/api/items': [{ _id: 'dddddddddddddddddddddddd', $x: 1 }] } })).status).toBe(400);
+  });
+
   it('records on a parameter path land on the path as requests reach it (`:shopId` is a value, percent-encoded like any other)', async () => {
     const target = await freshServer();
     await post(target, '/api/project/apply', { endpoints: [{ name: 'Items', path: '/api/shops/:shopId/items', method: 'GET', accessType: 'public', schema: { label: { type: 'string' } } }] });
