@@ -3,10 +3,10 @@
 // `webhooks` revision, which each instance's outbox compares to keep its table of subscribed
 // events current. Whether a URL may be called is checked by `checkUrl` (the outbound policy,
 // supplied by src/automation, which this layer cannot reach).
-import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { assertNameNotId } from '../model/cron-job.ts';
-import { principalUserId, type Principal } from '../model/principal.ts';
+import { hasAnyPermission, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
 import { FAILING_AFTER, HELD_UNTIL, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
@@ -166,6 +166,7 @@ export class WebhooksService {
     const valid = validateCreate(withoutShownSecret(rest, true));
     assertNameNotId(valid.name);
     const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
+    assertMayFollow(hook.events, actor);
     const now = new Date();
     let doc: WebhookDoc;
     try {
@@ -196,6 +197,7 @@ export class WebhooksService {
     assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;
     const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
+    assertMayFollow(hook.events, actor);
     let updated: WebhookDoc | null;
     try {
       updated = await this.hooks.updateOne({ _id: current._id }, { $set: { ...hook, nameKey: nameKey(hook.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } });
@@ -254,4 +256,16 @@ export class WebhooksService {
 
 function duplicateName(error: unknown): unknown {
   return error instanceof DuplicateKeyError ? conflict('A webhook with this name already exists') : error;
+}
+
+/**
+ * `user.*` events carry user records (login, email, name, groups): a hook that follows them (or
+ * `*`) is saved only by someone who may read users, so `manage_api` alone cannot read them
+ * through a hook. Checked on every save, like a cron job's `runAs`.
+ */
+function assertMayFollow(events: readonly string[], actor: WebhookActor): void {
+  if (actor.principal === null || !events.some((event) => event === '*' || event.startsWith('user.'))) return;
+  if (!hasAnyPermission(actor.principal, ['view', 'manage_users'])) {
+    throw forbidden('Forbidden: a hook following user.* events (or *) requires view or manage_users: they carry user records');
+  }
 }

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 // Webhooks over the real API, delivering to real listeners on 127.0.0.1 (allowed through
@@ -219,6 +219,23 @@ describe('webhook definitions', () => {
 
   it('is for manage_api holders only', async () => {
     expect((await t.api('GET', '/api/webhooks')).status).toBe(401);
+  });
+
+  it('follows user.* events (or *) only for someone who may read users: they carry user records', async () => {
+    const apiOnly = await createUserWith(t, ['manage_api']);
+    const body = (events: string[]) => ({ name: unique('users'), url: `${receiver.url}/users`, events });
+    for (const events of [['user.created'], ['*'], ['record.created', 'user.deleted']]) {
+      const res = await t.api('POST', '/api/webhooks', { token: apiOnly.token, body: body(events) });
+      expect(res.status, events.join()).toBe(403);
+      expect(res.body.error).toBe('Forbidden: a hook following user.* events (or *) requires view or manage_users: they carry user records');
+    }
+    const allowed = await t.api('POST', '/api/webhooks', { token: apiOnly.token, body: body(['record.created']) });
+    expect(allowed.status, allowed.text).toBe(201);
+    const widen = await t.api('PUT', `/api/webhooks/${allowed.body.data._id}`, { token: apiOnly.token, body: { events: ['record.created', 'user.updated'] } });
+    expect(widen.status).toBe(403);
+    expect((await t.api('GET', `/api/webhooks/${allowed.body.data._id}`, { token: admin })).body.data.events).toEqual(['record.created']);
+    const both = await createUserWith(t, ['manage_api', 'view']);
+    expect((await t.api('POST', '/api/webhooks', { token: both.token, body: body(['*']) })).status).toBe(201);
   });
 });
 
