@@ -7,6 +7,7 @@ import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import type { AuditLog } from './audit-log.ts';
+import type { ChangeQueue } from './change-queue.ts';
 import type { Revisions } from './revisions.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
@@ -51,9 +52,11 @@ export class EndpointGroupsService {
   private readonly revisions: Revisions;
   private readonly events: EventBus;
   private readonly audit: AuditLog;
+  private readonly definitions: ChangeQueue;
 
-  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; audit: AuditLog }) {
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; audit: AuditLog; definitions: ChangeQueue }) {
     this.store = deps.store;
+    this.definitions = deps.definitions;
     this.revisions = deps.revisions;
     this.events = deps.events;
     this.audit = deps.audit;
@@ -135,7 +138,12 @@ export class EndpointGroupsService {
     }
   }
 
-  async delete(id: string, actor: Actor): Promise<EndpointGroupDoc> {
+  /** In the definitions queue: an endpoint saved into the group meanwhile would be left naming it. */
+  delete(id: string, actor: Actor): Promise<EndpointGroupDoc> {
+    return this.definitions.run(() => this.deleteNow(id, actor));
+  }
+
+  private async deleteNow(id: string, actor: Actor): Promise<EndpointGroupDoc> {
     const group = await this.get(id);
     const users = await this.store.collection<EndpointDoc>('endpoints').count({ groupId: group._id });
     if (users > 0) throw conflict(`Endpoint group "${group.name}" is used by ${users} endpoint${users === 1 ? '' : 's'}; move them to another group first`);

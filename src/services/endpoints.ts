@@ -22,6 +22,7 @@ import { hasReferences, mentionsEndpointIds, referenceTargets, schemaFromWire, s
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
+import type { ChangeQueue } from './change-queue.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
 import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
@@ -160,13 +161,13 @@ export class EndpointsService {
   private readonly events: EventBus;
   private readonly records: RecordsService;
   private readonly audit: AuditLog;
-  /** The save in progress in this process, for `oneAtATime`. */
-  private saving: Promise<unknown> = Promise.resolve();
+  private readonly definitions: ChangeQueue;
   private systemIds: { revision: number; ids: ReadonlyMap<string, string> } | null = null;
   readonly indexes: RecordIndexes;
 
-  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog }) {
+  constructor(deps: { store: Store; revisions: Revisions; events: EventBus; records: RecordsService; audit: AuditLog; definitions: ChangeQueue }) {
     this.store = deps.store;
+    this.definitions = deps.definitions;
     this.indexes = new RecordIndexes(deps.store);
     this.revisions = deps.revisions;
     this.events = deps.events;
@@ -214,14 +215,13 @@ export class EndpointsService {
   }
 
   /**
-   * Definition saves one at a time in this process. The (path, method) pair is a unique index,
-   * but the versioned-alias rule (assertNoVersionClash) is a read before the write: two saves
-   * racing could both pass it and claim one route. Across instances that race remains (README).
+   * Definition saves one at a time in this process, together with group deletes (the shared
+   * `definitions` queue). The (path, method) pair is a unique index, but the versioned-alias rule
+   * (assertNoVersionClash) and the group checks are reads before the write: two saves racing
+   * could both pass them. Across instances that race remains (README).
    */
   private oneAtATime<T>(save: () => Promise<T>): Promise<T> {
-    const run = this.saving.then(save);
-    this.saving = run.catch(() => undefined);
-    return run;
+    return this.definitions.run(save);
   }
 
   create(input: unknown, actor: Actor): Promise<EndpointDoc> {
@@ -305,7 +305,11 @@ export class EndpointsService {
     return updated;
   }
 
-  async delete(id: string, actor: Actor): Promise<EndpointDoc> {
+  delete(id: string, actor: Actor): Promise<EndpointDoc> {
+    return this.oneAtATime(() => this.deleteNow(id, actor));
+  }
+
+  private async deleteNow(id: string, actor: Actor): Promise<EndpointDoc> {
     const current = await this.get(id);
     if (current.isSystem) throw forbidden('A system endpoint cannot be deleted');
     await this.withIndexes(current, null, () => this.endpoints.deleteOne({ _id: current._id }));

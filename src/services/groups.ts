@@ -5,6 +5,7 @@ import { PERMISSIONS, type Permission } from '../model/permissions.ts';
 import type { CallerActor } from '../model/actor.ts';
 import { assertHolds } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
+import type { ChangeQueue } from './change-queue.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
@@ -57,8 +58,10 @@ export class GroupsService {
   private readonly store: Store;
   private readonly events: EventBus;
   private readonly audit: AuditLog;
+  private readonly queues: { definitions: ChangeQueue; memberships: ChangeQueue };
 
-  constructor(deps: { store: Store; events: EventBus; audit: AuditLog }) {
+  constructor(deps: { store: Store; events: EventBus; audit: AuditLog; definitions: ChangeQueue; memberships: ChangeQueue }) {
+    this.queues = { definitions: deps.definitions, memberships: deps.memberships };
     this.store = deps.store;
     this.events = deps.events;
     this.audit = deps.audit;
@@ -147,7 +150,15 @@ export class GroupsService {
   }
 
   /** Refuses (409) while users are members, so that deleting a group never silently changes access. */
-  async delete(id: string, actor: CallerActor): Promise<GroupDoc> {
+  /**
+   * In both change queues (definitions first; nothing takes them the other way round): a user or
+   * an endpoint saved into the group meanwhile would be left naming a group that is gone.
+   */
+  delete(id: string, actor: CallerActor): Promise<GroupDoc> {
+    return this.queues.definitions.run(() => this.queues.memberships.run(() => this.deleteNow(id, actor)));
+  }
+
+  private async deleteNow(id: string, actor: CallerActor): Promise<GroupDoc> {
     const group = await this.get(id);
     if (group.isSystem) throw forbidden('A system group cannot be deleted');
     assertHolds(actor.principal, group.permissions, 'delete a group holding');

@@ -7,6 +7,7 @@ import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/
 import type { CallerActor } from '../model/actor.ts';
 import { assertHolds, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
+import type { ChangeQueue } from './change-queue.ts';
 import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
 import { MAX_PASSWORD_BYTES, PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { LoginLockout } from './login-lockout.ts';
@@ -118,8 +119,10 @@ export class UsersService {
   private readonly events: EventBus;
   private readonly audit: AuditLog;
   private readonly lockout: LoginLockout;
+  private readonly memberships: ChangeQueue;
 
-  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus; audit: AuditLog; lockout: LoginLockout }) {
+  constructor(deps: { store: Store; groups: GroupsService; passwords: Passwords; sessions: Sessions; events: EventBus; audit: AuditLog; lockout: LoginLockout; memberships: ChangeQueue }) {
+    this.memberships = deps.memberships;
     this.audit = deps.audit;
     this.lockout = deps.lockout;
     this.store = deps.store;
@@ -168,6 +171,12 @@ export class UsersService {
     const valid = validateCreate(emptyEmailAsNull(rest));
     assertPasswordFits(valid.password);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
+    // Hashed before the memberships queue: a slow hash must not hold up other user changes.
+    const passwordHash = await this.passwords.hash(valid.password);
+    return this.memberships.run(() => this.insert(valid, groupIds, passwordHash, options));
+  }
+
+  private async insert(valid: Omit<UserInput, 'email'> & { email?: string | null }, groupIds: string[], passwordHash: string, options: { actor?: CallerActor; initialPassword?: boolean }): Promise<UserDoc> {
     const groups = await this.groups.requireAll(groupIds);
     if (options.actor) assertHolds(options.actor.principal, permissionsOfGroups(groups), 'put a user into groups granting');
     const now = new Date();
@@ -177,7 +186,7 @@ export class UsersService {
         loginKey: loginKey(valid.login),
         ...(valid.email ? { email: valid.email.trim(), emailKey: emailKey(valid.email) } : {}),
         name: valid.name?.trim() ?? '',
-        passwordHash: await this.passwords.hash(valid.password),
+        passwordHash,
         groupIds,
         status: valid.status ?? 'active',
         tokenVersion: 0,
@@ -198,16 +207,20 @@ export class UsersService {
   async update(id: string, input: unknown, actor: CallerActor): Promise<UserDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     const changes = validateUpdate(emptyEmailAsNull(rest));
-    const user = await this.get(id);
-    assertShownUnchanged(shown, user);
-    await this.assertCanManage(user, actor.principal);
-    if (changes.groupIds !== undefined) {
-      const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
-      assertHolds(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
-    }
-    const updated = await this.apply(user, changes);
-    await this.audit.change(actor, { action: 'user_updated', message: `User ${updated.login} updated`, source: 'users' });
-    return updated;
+    assertPasswordFits(changes.password);
+    const passwordHash = changes.password === undefined ? undefined : await this.passwords.hash(changes.password);
+    return this.memberships.run(async () => {
+      const user = await this.get(id);
+      assertShownUnchanged(shown, user);
+      await this.assertCanManage(user, actor.principal);
+      if (changes.groupIds !== undefined) {
+        const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
+        assertHolds(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
+      }
+      const updated = await this.applyNow(user, changes, passwordHash);
+      await this.audit.change(actor, { action: 'user_updated', message: `User ${updated.login} updated`, source: 'users' });
+      return updated;
+    });
   }
 
   private async assertCanManage(user: UserDoc, actor: Principal): Promise<void> {
@@ -216,9 +229,17 @@ export class UsersService {
     assertHolds(actor, permissionsOfGroups(groups), 'manage a user holding');
   }
 
-  /** Applies validated changes; shared by the admin route and the profile route. */
+  /**
+   * Applies validated changes (the profile route's). In the memberships queue, on the user as
+   * stored then: the last-administrator rule and the group checks are reads before the write.
+   */
   async apply(user: UserDoc, changes: UserChanges): Promise<UserDoc> {
     assertPasswordFits(changes.password);
+    const passwordHash = changes.password === undefined ? undefined : await this.passwords.hash(changes.password);
+    return this.memberships.run(async () => this.applyNow(await this.get(user._id), changes, passwordHash));
+  }
+
+  private async applyNow(user: UserDoc, changes: UserChanges, passwordHash: string | undefined): Promise<UserDoc> {
     if (changes.groupIds !== undefined) await this.groups.requireAll(changes.groupIds);
     const losesAdmin =
       (changes.status === 'disabled' && user.status === 'active') ||
@@ -237,8 +258,8 @@ export class UsersService {
     }
     if (changes.groupIds !== undefined) set.groupIds = changes.groupIds;
     if (changes.status !== undefined) set.status = changes.status;
-    if (changes.password !== undefined) {
-      set.passwordHash = await this.passwords.hash(changes.password);
+    if (passwordHash !== undefined) {
+      set.passwordHash = passwordHash;
       unset.push('initialPassword');
     }
     let updated: UserDoc | null;
@@ -271,7 +292,12 @@ export class UsersService {
     return { user, wasLocked };
   }
 
-  async delete(id: string, actor: CallerActor): Promise<UserDoc> {
+  /** In the memberships queue: two deletes at once could each leave the other the last administrator. */
+  delete(id: string, actor: CallerActor): Promise<UserDoc> {
+    return this.memberships.run(() => this.deleteNow(id, actor));
+  }
+
+  private async deleteNow(id: string, actor: CallerActor): Promise<UserDoc> {
     const user = await this.get(id);
     if (actor.principal.kind === 'user' && actor.principal.userId === user._id) throw badRequest('You cannot delete your own account');
     await this.assertCanManage(user, actor.principal);
