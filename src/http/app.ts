@@ -24,7 +24,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { userRoutes } from './routes/users.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
-import { PROJECT_IMPORT_PATH, projectRoutes } from './routes/project.ts';
+import { PROJECT_BUNDLE_PATHS, PROJECT_IMPORT_PATH, projectRoutes } from './routes/project.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { MCP_PATH, mcpRoutes } from './routes/mcp.ts';
 import { dynamicEndpoints } from './middleware/dynamic-endpoints.ts';
@@ -56,7 +56,7 @@ export function createApp(services: Services): Koa<DynState> {
   app.use(requestContext(services.settings));
   app.use(rateLimit(services.rateLimiter));
   app.use(adminUi());
-  app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH], streamPaths: [PROJECT_IMPORT_PATH] }));
+  app.use(jsonBody(services.config.bodyLimitBytes, { rawPaths: [MCP_PATH], streamPaths: [PROJECT_IMPORT_PATH], bundlePaths: PROJECT_BUNDLE_PATHS }));
   app.use(authenticate(services));
   app.use(csrfProtection());
   app.use(countSystemCalls(services));

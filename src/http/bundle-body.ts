@@ -1,5 +1,6 @@
 import { parse, stringify } from 'yaml';
 import { AppError, badRequest } from '../lib/errors.ts';
+import { BUNDLE_MAX_DEPTH } from '../project/data.ts';
 import type { DynContext } from './state.ts';
 
 /**
@@ -12,7 +13,6 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
 /** JSON Lines (the streamed project format): read as a stream by the import route, never whole. */
 export const JSON_LINES_TYPE = 'application/x-ndjson';
 const JSON_LINES_TYPES = [JSON_LINES_TYPE, 'application/jsonl', 'application/jsonlines', 'application/json-lines'];
-const MAX_DEPTH = 32;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 export function isYamlRequest(ctx: DynContext): boolean {
@@ -65,7 +65,7 @@ async function readText(ctx: DynContext, limitBytes: number): Promise<string> {
 
 function inspect(value: unknown, depth: number, path: string): void {
   if (typeof value !== 'object' || value === null) return;
-  if (depth > MAX_DEPTH) throw badRequest(`Request body is nested more than ${MAX_DEPTH} levels deep`);
+  if (depth > BUNDLE_MAX_DEPTH) throw badRequest(`Request body is nested more than ${BUNDLE_MAX_DEPTH} levels deep`);
   for (const [key, inner] of Object.entries(value)) {
     const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
     if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);

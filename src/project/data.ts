@@ -33,6 +33,12 @@ export interface RecordRow {
 const RECORD_META = new Set(['_id', 'createdAt', 'updatedAt', 'expiresAt']);
 const RESERVED_KEYS = new Set(['id', '__proto__', 'constructor', 'prototype']);
 const MAX_DEPTH = 32;
+/**
+ * How deep a bundle may be nested: a record sits three levels down in one (`data` → its path →
+ * the list), and may itself be nested as deep as a record's body may (32 levels), so that every
+ * record the store holds exports and imports again.
+ */
+export const BUNDLE_MAX_DEPTH = MAX_DEPTH + 3;
 
 const records = (services: Pick<ProjectServices, 'store'>) => services.store.collection<RecordDoc>('endpointdatas');
 

@@ -590,7 +590,7 @@ function duplicate(error: unknown, path: string, method: string): unknown {
   // A path change whose records would repeat a unique field's value among the records already there.
   if (error.collection === 'endpointdatas') {
     const field = (error.fields[0] ?? '').replace(/^data\./, '');
-    return conflict(`This endpoint's records cannot move to ${path}: ${field} is unique there, and a moving record repeats a value of a record already there`);
+    return conflict(`This endpoint's records cannot move to ${path}: ${field} is unique there, and a moving record repeats the ${field} of another record (one already there or another moving record)`);
   }
   return conflict(`An endpoint for ${method} ${path} already exists`);
 }

@@ -170,7 +170,7 @@ describe('unique fields', () => {
     expect((await t.api('POST', '/api/ix/movers', { body: { name: 'Tom' } })).status).toBe(201);
     const res = await update(mover, { path: '/api/ix/birds', method: 'PUT' });
     expect(res.status, res.text).toBe(409);
-    expect(res.body.error).toBe("This endpoint's records cannot move to /api/ix/birds: name is unique there, and a moving record repeats a value of a record already there");
+    expect(res.body.error).toBe("This endpoint's records cannot move to /api/ix/birds: name is unique there, and a moving record repeats the name of another record (one already there or another moving record)");
     expect((await t.api('GET', `/api/endpoints/${mover}`, { token: admin })).body.data.path).toBe('/api/ix/movers');
     expect((await t.api('GET', '/api/ix/birds?name=Tom')).body.meta.total).toBe(1);
   });

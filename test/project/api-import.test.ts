@@ -159,6 +159,30 @@ describe('import', () => {
     expect((await post(target, '/api/project/import?mode=merge', { data: { '/api/items': [{ _id: 'dddddddddddddddddddddddd', $x: 1 }] } })).status).toBe(400);
   });
 
+  it('a record nested as deep as a record may be exports and imports again, as JSON and as YAML; deeper is a 400', async () => {
+    const source2 = await freshServer();
+    const items = { name: 'Deep', path: '/api/deep', method: 'POST', accessType: 'public', schema: { extra: { type: 'json' } } };
+    expect((await post(source2, '/api/project/apply', { endpoints: [items, { ...items, method: 'GET' }] })).status).toBe(200);
+    // 32 objects inside the record's own: the deepest a record's body may be.
+    const deep = JSON.parse('{"a":'.repeat(32) + '1' + '}'.repeat(32));
+    const created = await source2.api('POST', '/api/deep', { body: { extra: deep } });
+    expect(created.status, created.text).toBe(201);
+    const bundle = await exportJson(source2, '&data=true');
+    const yamlText = await exportYaml(source2, 'data=true');
+    for (const send of [
+      (target: TestServer) => post(target, '/api/project/import?mode=replace', bundle),
+      async (target: TestServer) => target.api('POST', '/api/project/import?mode=replace', { token: await target.adminToken(), rawBody: yamlText, headers: { 'content-type': 'application/yaml' } }),
+    ]) {
+      const target = await freshServer();
+      const res = await send(target);
+      expect(res.status, res.text).toBe(200);
+      expect((await target.api('GET', `/api/deep/${created.body.data._id}`)).body.data.extra).toEqual(deep);
+    }
+    const deeper = { ...bundle, data: { '/api/deep': [{ ...bundle.data['/api/deep'][0], extra: { a: deep } }] } };
+    const refused = await post(await freshServer(), '/api/project/import?mode=replace', deeper);
+    expect(refused.status, refused.text).toBe(400);
+  });
+
   it('records on a parameter path land on the path as requests reach it (`:shopId` is a value, percent-encoded like any other)', async () => {
     const target = await freshServer();
     await post(target, '/api/project/apply', { endpoints: [{ name: 'Items', path: '/api/shops/:shopId/items', method: 'GET', accessType: 'public', schema: { label: { type: 'string' } } }] });

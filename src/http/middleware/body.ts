@@ -3,6 +3,7 @@ import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { isReservedConcretePath } from '../../model/reserved-paths.ts';
 import { isJsonLinesRequest, isYamlRequest } from '../bundle-body.ts';
+import { BUNDLE_MAX_DEPTH } from '../../project/data.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -20,9 +21,10 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /**
  * `rawPaths` read their bodies themselves (MCP answers malformed JSON with a JSON-RPC error).
  * `streamPaths` read a JSON Lines body themselves, as a stream of any size (the project import);
- * any other body sent to them is parsed here as usual, within the limit.
+ * any other body sent to them is parsed here as usual, within the limit. `bundlePaths` take
+ * bundles, whose records sit deeper than a record's own body (BUNDLE_MAX_DEPTH).
  */
-export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[]; streamPaths?: readonly string[] } = {}) {
+export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[]; streamPaths?: readonly string[]; bundlePaths?: readonly string[] } = {}) {
   const parse = koaBody({
     json: true,
     urlencoded: false,
@@ -44,12 +46,14 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
   });
   const rawPaths = new Set(options.rawPaths);
   const streamPaths = new Set(options.streamPaths);
+  const bundlePaths = new Set(options.bundlePaths);
   const listed = (paths: Set<string>, path: string): boolean => paths.size > 0 && (paths.has(path) || (path.endsWith('/') && paths.has(path.slice(0, -1))));
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     if (listed(rawPaths, ctx.path)) return next();
     if (listed(streamPaths, ctx.path) && isJsonLinesRequest(ctx)) return next();
     const management = isReservedConcretePath(ctx.path);
+    const maxDepth = listed(bundlePaths, ctx.path) ? BUNDLE_MAX_DEPTH : MAX_DEPTH;
     // A dynamic endpoint checks network rules and access before it looks at the body (the spec's
     // order): a body it cannot read is handed on as `bodyError`, for the engine to refuse after
     // them, so a caller the rules keep out learns nothing about what it sent.
@@ -57,7 +61,7 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     try {
       assertJsonType(ctx);
       await parse(ctx as never, async () => {
-        inspect((ctx.request as { body?: unknown }).body, 0, '', management);
+        inspect((ctx.request as { body?: unknown }).body, 0, '', management, maxDepth);
         parsed = true;
         await next();
       });
@@ -91,20 +95,20 @@ function assertJsonType(ctx: DynContext): void {
 
 /** The checks made on every parsed management body, for routes that parse their own (throws a 400). */
 export function inspectParsedBody(value: unknown): void {
-  inspect(value, 0, '', true);
+  inspect(value, 0, '', true, MAX_DEPTH);
 }
 
-function inspect(value: unknown, depth: number, path: string, management: boolean): void {
+function inspect(value: unknown, depth: number, path: string, management: boolean, maxDepth: number): void {
   if (typeof value !== 'object' || value === null) return;
-  if (depth > MAX_DEPTH) throw badRequest(`Request body is nested more than ${MAX_DEPTH} levels deep`);
+  if (depth > maxDepth) throw badRequest(`Request body is nested more than ${maxDepth} levels deep`);
   if (Array.isArray(value)) {
-    value.forEach((item, index) => inspect(item, depth + 1, `${path}[${index}]`, management));
+    value.forEach((item, index) => inspect(item, depth + 1, `${path}[${index}]`, management, maxDepth));
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key;
     if (management && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
-    inspect(inner, depth + 1, at, management);
+    inspect(inner, depth + 1, at, management, maxDepth);
   }
 }
 

@@ -30,6 +30,8 @@ import type { ApiRouter } from './router.ts';
  * `Accept: application/x-ndjson` the import answers progress lines as it goes.
  */
 export const PROJECT_IMPORT_PATH = '/api/project/import';
+/** The routes that take a bundle in their body. */
+export const PROJECT_BUNDLE_PATHS = ['/api/project/plan', '/api/project/apply', PROJECT_IMPORT_PATH];
 /** YAML is built in memory: with records, it is refused beyond this many (JSON and JSON Lines stream). */
 export const YAML_DATA_MAX_RECORDS = 50_000;
 /** A streamed import whose client sends nothing for this long is cut off (nothing is imported). */
