@@ -16,10 +16,24 @@ export function compileValidator<T>(schema: Schema | JSONSchemaType<T>, what = '
   const validate = ajv.compile<T>(schema);
   return (input: unknown): T => {
     if (validate(input)) return input;
-    const details = (validate.errors ?? []).map(describeError);
+    const details = readable(validate.errors ?? []);
     const first = details[0];
     throw badRequest(first ? `Invalid ${what}: ${first.field ? `${first.field} ` : ''}${first.message}` : `Invalid ${what}`, details);
   };
+}
+
+/**
+ * Ajv's errors as details a person reads: an `if`/`then` schema's own line ("must match \"then\"
+ * schema") says nothing the errors inside it do not; a name that is empty is not also called blank.
+ */
+function readable(errors: readonly ErrorObject[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const error of errors) {
+    if (error.keyword === 'if') continue;
+    const detail = describeError(error);
+    if (!details.some((other) => other.field === detail.field && other.message === detail.message)) details.push(detail);
+  }
+  return details;
 }
 
 function describeError(error: ErrorObject): ErrorDetail {
@@ -33,5 +47,7 @@ function describeError(error: ErrorObject): ErrorDetail {
     const field = [base, String(params.additionalProperty)].filter(Boolean).join('.');
     return { field, message: 'is not an allowed field' };
   }
+  // `minLength: 1` with `pattern: '\\S'` is how a name that must say something is written.
+  if ((error.keyword === 'minLength' && params.limit === 1) || (error.keyword === 'pattern' && params.pattern === '\\S')) return { field: base, message: 'must not be empty or blank' };
   return { field: base, message: error.message ?? 'is invalid' };
 }

@@ -12,6 +12,7 @@ import { keepSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
+import { collect, collectAsync, fieldProblemsError, throwIfProblems, type FieldProblems } from './field-problems.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Revisions } from './revisions.ts';
@@ -107,6 +108,18 @@ export function publicCronJob(doc: CronJobDoc): PublicCronJob {
 
 const nameKey = (name: string): string => name.toLowerCase();
 
+/** The schedule with its spaces made single, or a 400 saying what is wrong with it. */
+function normalSchedule(given: string): string {
+  const schedule = given.trim().split(/\s+/).join(' ');
+  const problem = scheduleProblem(schedule);
+  if (problem) throw badRequest(`Invalid request body: schedule "${schedule}" is not a valid cron expression: ${problem}`, [{ field: 'schedule', message: problem }]);
+  return schedule;
+}
+
+function assertTimezone(timezone: string): void {
+  if (!isTimezone(timezone)) throw badRequest(`Invalid request body: timezone "${timezone}" is not an IANA time zone`, [{ field: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }]);
+}
+
 export class CronJobsService {
   private readonly store: Store;
   private readonly revisions: Revisions;
@@ -162,8 +175,7 @@ export class CronJobsService {
   async create(input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = validateCreate(rest);
-    assertNameNotId(valid.name);
+    const valid = await this.validated(() => validateCreate(rest), rest, actor);
     const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor, undefined);
     const now = new Date();
     const by = principalUserId(actor.principal ?? undefined);
@@ -191,8 +203,7 @@ export class CronJobsService {
 
   async update(id: string, input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const valid = validateUpdate(rest);
-    assertNameNotId(valid.name);
+    const valid = await this.validated(() => validateUpdate(rest), rest, actor);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;
@@ -239,27 +250,47 @@ export class CronJobsService {
     return { kind: 'user', userId: user._id, login: user.login, groupIds: user.groupIds, permissions };
   }
 
+  /**
+   * The input validated. When it is not, one 400 lists its problems together with those the
+   * schedule, time zone and runAs checks find in the fields of the right type (a form shows them
+   * all at once); the action is checked only once it has its shape.
+   */
+  private async validated<T extends { name?: string }>(validate: () => T, input: unknown, actor: CronActor): Promise<T> {
+    const problems: FieldProblems = [];
+    const valid = collect(problems, () => {
+      const checked = validate();
+      assertNameNotId(checked.name);
+      return checked;
+    });
+    if (valid !== undefined) return valid;
+    if (typeof input === 'object' && input !== null) {
+      const given = input as { schedule?: unknown; timezone?: unknown; runAs?: unknown };
+      if (typeof given.schedule === 'string') collect(problems, () => normalSchedule(given.schedule as string));
+      if (typeof given.timezone === 'string') collect(problems, () => assertTimezone(given.timezone as string));
+      if (typeof given.runAs === 'string' && given.runAs.trim() !== '') await collectAsync(problems, () => this.assertCanRunAs(given.runAs as string, actor.principal));
+    }
+    throw fieldProblemsError(problems);
+  }
+
   /** `stored`: the job's action now, whose credential headers an HTTP action sent with `(secret)` keeps. */
   private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor, stored: CronAction | undefined) {
-    const schedule = job.schedule.trim().split(/\s+/).join(' ');
-    const problem = scheduleProblem(schedule);
-    if (problem) throw badRequest(`Invalid request body: schedule "${schedule}" is not a valid cron expression: ${problem}`, [{ field: 'schedule', message: problem }]);
-    if (!isTimezone(job.timezone)) {
-      throw badRequest(`Invalid request body: timezone "${job.timezone}" is not an IANA time zone`, [{ field: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }]);
-    }
+    const problems: FieldProblems = [];
+    const schedule = collect(problems, () => normalSchedule(job.schedule));
+    collect(problems, () => assertTimezone(job.timezone));
     const runAs = job.runAs?.trim() || null;
-    if (runAs !== null) await this.assertCanRunAs(runAs, actor.principal);
+    if (runAs !== null) await collectAsync(problems, () => this.assertCanRunAs(runAs, actor.principal));
     // Credential headers sent as `(secret)` keep the stored values (a 400 where none is stored).
-    const action = withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(stored), 'action.headers'));
-    try {
-      await this.checkAction(action);
-    } catch (error) {
-      if (error instanceof CronActionProblem) {
-        throw badRequest(`Invalid request body: ${error.field}: ${error.message}`, [{ field: error.field, message: error.message }]);
+    const action = collect(problems, () => withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(stored), 'action.headers')));
+    if (action !== undefined) {
+      try {
+        await this.checkAction(action);
+      } catch (error) {
+        if (!(error instanceof CronActionProblem)) throw error;
+        problems.push({ message: `Invalid request body: ${error.field}: ${error.message}`, details: [{ field: error.field, message: error.message }] });
       }
-      throw error;
     }
-    return { name: job.name, description: job.description, schedule, timezone: job.timezone, enabled: job.enabled, action, runAs };
+    throwIfProblems(problems);
+    return { name: job.name, description: job.description, schedule: schedule as string, timezone: job.timezone, enabled: job.enabled, action: action as CronAction, runAs };
   }
 
   /** Only someone holding at least the runAs user's permissions may make a job act as them. */

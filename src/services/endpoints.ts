@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
-import { AppError, badRequest, conflict, forbidden, notFound, type ErrorDetail } from '../lib/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { parsePathPattern, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
@@ -25,6 +25,7 @@ import type { AuditLog } from './audit-log.ts';
 import type { ChangeQueue } from './change-queue.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
+import { collect, collectAsync, fieldProblemsError, type FieldProblems } from './field-problems.ts';
 import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import type { RecordsService } from './records.ts';
@@ -116,32 +117,36 @@ function pattern(path: string): PathPattern {
   return checked.pattern as PathPattern;
 }
 
-/** Field problems of one definition, each with the message it would have been thrown with. */
-type FieldProblems = Array<{ message: string; details: ErrorDetail[] }>;
-
-/** Runs a check that throws a 400; its problem is collected instead. Anything else still throws. */
-function collect<T>(problems: FieldProblems, check: () => T): T | undefined {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof AppError) || error.status !== 400) throw error;
-    problems.push({ message: error.message, details: error.details ?? [] });
-    return undefined;
-  }
-}
-
-async function collectAsync(problems: FieldProblems, check: () => Promise<void>): Promise<void> {
-  try {
-    await check();
-  } catch (error) {
-    if (!(error instanceof AppError) || error.status !== 400) throw error;
-    problems.push({ message: error.message, details: error.details ?? [] });
-  }
-}
-
-/** Rule problems (endpoint-rules.ts) as collected field problems. */
+/**
+ * Rule problems (endpoint-rules.ts) as collected field problems. A problem inside a field already
+ * named (a reference whose id was not found is then also a reference without a target) and a
+ * problem already listed are left out.
+ */
 function addRuleProblems(problems: FieldProblems, found: readonly RuleProblem[]): void {
-  for (const { field, message, summary } of found) problems.push({ message: summary, details: [{ field, message }] });
+  const named = problems.flatMap((problem) => problem.details);
+  const shadowed = (field: string, message: string): boolean =>
+    named.some((detail) => (detail.field === field && detail.message === message) || isInside(field, detail.field.replace(/\.refEndpointId$/, '')));
+  for (const { field, message, summary } of found) if (!shadowed(field, message)) problems.push({ message: summary, details: [{ field, message }] });
+}
+
+function isInside(field: string, parent: string): boolean {
+  return parent !== field && parent.startsWith('schema.') && field.startsWith(`${parent}.`);
+}
+
+/** The store-free rules, on the fields of an input that failed validation and are of the right type. */
+function looseRuleProblems(input: unknown): RuleProblem[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  const given = input as Record<string, unknown>;
+  const path = typeof given.path === 'string' ? checkEndpointPath(given.path) : { problems: [] };
+  const schema = typeof given.schema === 'object' && given.schema !== null ? checkEndpointSchema(given.schema, path.pattern ? { path: path.pattern } : {}) : { problems: [], schema: {} };
+  const handler = typeof given.handler === 'object' && given.handler !== null ? checkHandlerCode(given.handler as { enabled?: unknown; code?: unknown }) : [];
+  return [
+    ...path.problems,
+    ...schema.problems,
+    ...(schema.schema ? [] : fieldsAlone(given.schema).flatMap((alone) => alone.problems)),
+    ...(typeof given.accessType === 'string' ? checkGroupAccess(given.accessType, given.allowedGroupIds, 'allowedGroupIds', 'id') : []),
+    ...handler,
+  ];
 }
 
 /**
@@ -236,8 +241,9 @@ export class EndpointsService {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
     assertNoIdOnCreate(shown);
     if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system endpoints are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
-    const valid = validateCreate(await this.storedInput(rest));
-    const doc = await this.prepare(valid, null);
+    const problems: FieldProblems = [];
+    const valid = this.validated(validateCreate, await this.storedInput(rest, problems), problems);
+    const doc = await this.prepare(valid, null, problems);
     try {
       const created = await this.withIndexes(null, doc, () => this.endpoints.insertOne(doc));
       await this.revisions.bump('endpoints');
@@ -251,7 +257,8 @@ export class EndpointsService {
 
   private async updateNow(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
-    const valid = validateUpdate(await this.storedInput(rest));
+    const problems: FieldProblems = [];
+    const valid = this.validated(validateUpdate, await this.storedInput(rest, problems), problems);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     if (current.isSystem) {
@@ -284,7 +291,7 @@ export class EndpointsService {
     const merged = { ...definitionInput(current), ...valid } as EndpointInput;
     merged.networkAccess = mergeNetworkAccess(current.networkAccess, valid.networkAccess);
     merged.handler = { ...current.handler, ...(valid.handler ?? {}) };
-    const next = await this.prepare(merged, current);
+    const next = await this.prepare(merged, current, problems);
     // The revision is counted up by $inc below ($set and $inc of one field conflict on MongoDB).
     const { createdAt: _created, callCount: _calls, revision: _revision, ...changes } = next;
     const set = { ...changes, updatedAt: new Date() };
@@ -432,7 +439,7 @@ export class EndpointsService {
    * The input with its schema in the stored (map) form: the API's array form converted, and
    * `refEndpointId`s turned into the target endpoint's path. An unknown id is a 400 naming the field.
    */
-  private async storedInput(input: unknown): Promise<unknown> {
+  private async storedInput(input: unknown, problems: FieldProblems): Promise<unknown> {
     if (typeof input !== 'object' || input === null || Array.isArray(input) || !Object.hasOwn(input, 'schema')) return input;
     const given = (input as { schema: unknown }).schema;
     if (typeof given !== 'object' || given === null) {
@@ -440,10 +447,20 @@ export class EndpointsService {
     }
     const ids = mentionsEndpointIds(given) ? mentionedIds(given).filter(isId) : [];
     const paths = new Map(ids.length > 0 ? (await this.endpoints.find({ _id: { $in: ids } })).map((e) => [e._id, e.path]) : []);
-    const { schema, problems } = schemaFromWire(given, (id) => paths.get(id));
-    const first = problems[0];
-    if (first) throw badRequest(`Invalid schema: ${first.field} ${first.message}`, problems);
-    return { ...input, schema };
+    const converted = schemaFromWire(given, (id) => paths.get(id));
+    for (const detail of converted.problems) problems.push({ message: `Invalid schema: ${detail.field} ${detail.message}`, details: [detail] });
+    return { ...input, schema: converted.schema };
+  }
+
+  /**
+   * The input validated. When it is not, one 400 lists its problems (and the conversion's, given)
+   * together with every problem the store-free rules find in the fields it sent.
+   */
+  private validated<T>(validate: (input: unknown) => T, stored: unknown, problems: FieldProblems): T {
+    const valid = collect(problems, () => validate(stored));
+    if (valid !== undefined) return valid;
+    addRuleProblems(problems, looseRuleProblems(stored));
+    throw fieldProblemsError(problems);
   }
 
   /**
@@ -452,14 +469,12 @@ export class EndpointsService {
    * collected, so one 400 lists every one in `details` (a wrong reference together with the
    * schema's other faults); its message is the first problem's.
    */
-  private async prepare(input: EndpointInput, current: EndpointDoc | null): Promise<Omit<EndpointDoc, '_id'>> {
+  private async prepare(input: EndpointInput, current: EndpointDoc | null, problems: FieldProblems): Promise<Omit<EndpointDoc, '_id'>> {
     const checkedPath = checkEndpointPath(input.path, { system: current?.isSystem === true });
-    if (!checkedPath.pattern) refuse(checkedPath.problems);
-    const parsed = checkedPath.pattern as PathPattern;
-    await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
-    const problems: FieldProblems = [];
+    const parsed = checkedPath.pattern;
+    if (parsed) await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
     addRuleProblems(problems, checkedPath.problems);
-    const checkedSchema = checkEndpointSchema(input.schema, { path: parsed });
+    const checkedSchema = checkEndpointSchema(input.schema, parsed ? { path: parsed } : {});
     addRuleProblems(problems, checkedSchema.problems);
     const schema = checkedSchema.schema;
     if (!schema) for (const alone of fieldsAlone(input.schema)) addRuleProblems(problems, alone.problems);
@@ -472,13 +487,12 @@ export class EndpointsService {
     if (groupId !== null && (!isId(groupId) || !(await this.store.collection<EndpointGroupDoc>('endpointgroups').findById(groupId)))) {
       problems.push({ message: `Invalid endpoint: unknown endpoint group ${groupId}`, details: [{ field: 'groupId', message: 'is not an endpoint group' }] });
     }
-    const [first] = problems;
-    if (first || !schema) throw badRequest(first?.message ?? 'Invalid schema', problems.flatMap((problem) => problem.details));
+    const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
+    addRuleProblems(problems, checkHandlerCode(handler));
+    if (problems.length > 0 || !schema || !parsed) throw fieldProblemsError(problems, 'Invalid schema');
     // Served definitions compile their validators on first use; a save compiles it now, so a
     // schema the validator cannot take is refused here rather than on a write.
     compileRecordSchema(schema, { eager: true });
-    const handler = { enabled: input.handler?.enabled ?? false, code: input.handler?.code ?? '' };
-    refuse(checkHandlerCode(handler));
     const now = new Date();
     return {
       name: input.name.trim(),

@@ -14,6 +14,7 @@ import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Revisions } from './revisions.ts';
+import { collect, fieldProblemsError, throwIfProblems, type FieldProblems } from './field-problems.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
 export interface WebhookInput {
@@ -163,8 +164,7 @@ export class WebhooksService {
   async create(input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = validateCreate(withoutShownSecret(rest, true));
-    assertNameNotId(valid.name);
+    const valid = await this.validated(() => validateCreate(withoutShownSecret(rest, true)), rest);
     const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
     assertMayFollow(hook.events, actor);
     const now = new Date();
@@ -191,8 +191,7 @@ export class WebhooksService {
   /** `secret` left out (or sent as shown, `set`/`unset`) keeps the current one; `null` removes it. A secret header sent as `(secret)` keeps its value. */
   async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const valid = validateUpdate(withoutShownSecret(rest, false));
-    assertNameNotId(valid.name);
+    const valid = await this.validated(() => validateUpdate(withoutShownSecret(rest, false)), rest);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;
@@ -231,19 +230,45 @@ export class WebhooksService {
     else await this.hooks.updateOne({ _id: hookId }, { $set: set, $inc: { consecutiveFailures: 1 } });
   }
 
-  /** Headers, URL: what validation alone cannot check. `stored`: the hook's headers now, which a masked secret header keeps. */
-  private async checked(hook: Required<WebhookInput>, stored: Record<string, string> | undefined): Promise<Required<WebhookInput>> {
-    for (const name of Object.keys(hook.headers)) {
-      if (RESERVED_HEADERS.has(name.toLowerCase())) {
-        throw badRequest(`Invalid request body: headers.${name}: this header cannot be set on a webhook`, [{ field: `headers.${name}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }]);
+  /**
+   * The input validated. When it is not, one 400 lists its problems together with those the
+   * checks beyond the schema find in the fields of the right type (a form shows them all at once).
+   */
+  private async validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
+    const problems: FieldProblems = [];
+    const valid = collect(problems, () => {
+      const checked = validate();
+      assertNameNotId(checked.name);
+      return checked;
+    });
+    if (valid !== undefined) return valid;
+    if (typeof input === 'object' && input !== null) await this.beyondSchema(input as { url?: unknown; headers?: unknown }, problems);
+    throw fieldProblemsError(problems);
+  }
+
+  /** Headers, URL: what validation alone cannot check. */
+  private async beyondSchema(hook: { url?: unknown; headers?: unknown }, problems: FieldProblems): Promise<void> {
+    if (typeof hook.headers === 'object' && hook.headers !== null) {
+      for (const name of Object.keys(hook.headers)) {
+        if (RESERVED_HEADERS.has(name.toLowerCase())) {
+          problems.push({ message: `Invalid request body: headers.${name}: this header cannot be set on a webhook`, details: [{ field: `headers.${name}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }] });
+        }
       }
     }
+    if (typeof hook.url !== 'string') return;
     try {
       await this.checkUrl(hook.url);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw badRequest(`Invalid request body: url: ${message}`, [{ field: 'url', message }]);
+      problems.push({ message: `Invalid request body: url: ${message}`, details: [{ field: 'url', message }] });
     }
+  }
+
+  /** The hook as stored, once beyondSchema passes. `stored`: the hook's headers now, which a masked secret header keeps. */
+  private async checked(hook: Required<WebhookInput>, stored: Record<string, string> | undefined): Promise<Required<WebhookInput>> {
+    const problems: FieldProblems = [];
+    await this.beyondSchema(hook, problems);
+    throwIfProblems(problems);
     const headers = keepSecretHeaders(hook.headers, stored, 'headers');
     return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter ?? null, secret: hook.secret ?? null, enabled: hook.enabled, headers };
   }

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+
+/**
+ * A definition with several faults is refused once, with every fault in `details` (a form shows
+ * them all beside their fields), whichever check finds each: the body's schema, the reference
+ * lookup, the path and schema rules, the handler's compile, the URL policy, the cron parser.
+ */
+let t: TestServer;
+let admin: string;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  admin = await t.adminToken();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const send = (method: string, path: string, body: unknown) => t.api(method, path, { token: admin, body });
+const fields = (res: { body: { details?: Array<{ field: string }> } }) => (res.body.details ?? []).map((detail) => detail.field);
+
+describe('every problem at once', () => {
+  it('an endpoint: a blank name, a bad path, an unknown field type, a reference to no endpoint and a handler that does not compile', async () => {
+    const before = (await send('GET', '/api/endpoints?limit=1', undefined)).body.meta.total;
+    const res = await send('POST', '/api/endpoints', {
+      name: ' ',
+      path: '/api/bad path',
+      method: 'GET',
+      accessType: 'public',
+      schema: [{ name: 'kind', type: 'nope' }, { name: 'owner', type: 'reference', refEndpointId: '0123456789abcdef01234567' }],
+      handler: { enabled: true, code: 'function (' },
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toBe('Invalid schema: schema.owner.refEndpointId is not the id of an endpoint (0123456789abcdef01234567)');
+    expect(fields(res)).toEqual(['schema.owner.refEndpointId', 'name', 'path', 'schema.kind.type', 'handler.code']);
+    expect(res.body.details[1]).toEqual({ field: 'name', message: 'must not be empty or blank' });
+    // The body was valid but for the schema rules: the same faults, found by the later checks.
+    const valid = await send('POST', '/api/endpoints', {
+      name: 'Faulty',
+      path: '/api/bad path',
+      method: 'GET',
+      accessType: 'group',
+      schema: [{ name: 'kind', type: 'nope' }, { name: 'owner', type: 'reference', refEndpointId: '0123456789abcdef01234567' }],
+      handler: { enabled: true, code: 'function (' },
+    });
+    expect(valid.status, valid.text).toBe(400);
+    expect(fields(valid)).toEqual(['schema.owner.refEndpointId', 'path', 'schema.kind.type', 'allowedGroupIds', 'handler.code']);
+    expect((await send('GET', '/api/endpoints?limit=1', undefined)).body.meta.total).toBe(before);
+  });
+
+  it('a cron job: a missing action path, a bad schedule, an unknown time zone and an unknown runAs user', async () => {
+    const res = await send('POST', '/api/cron', { name: 'nightly', schedule: 'every night', timezone: 'Mars/Base', runAs: 'ghost', action: { type: 'endpoint' } });
+    expect(res.status, res.text).toBe(400);
+    expect(fields(res)).toEqual(['action.path', 'action.method', 'schedule', 'timezone', 'runAs']);
+    // No `must match "then" schema` line: the errors inside it say it all.
+    expect(res.body.details.map((d: { message: string }) => d.message)).not.toContain('must match "then" schema');
+    const shaped = await send('POST', '/api/cron', { name: 'nightly', schedule: 'every night', timezone: 'Mars/Base', action: { type: 'endpoint', path: '/api/x', method: 'GET' } });
+    expect(shaped.status, shaped.text).toBe(400);
+    expect(fields(shaped)).toEqual(['schedule', 'timezone']);
+    expect((await send('GET', '/api/cron', undefined)).body.meta.total).toBe(0);
+  });
+
+  it('a webhook: no name, an unknown event, a header it may not set and a URL the policy refuses', async () => {
+    const res = await send('POST', '/api/webhooks', { url: 'ftp://example.test/x', events: ['nope'], headers: { Connection: 'close' } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toBe('Invalid request body: name is required');
+    expect(fields(res)).toEqual(['name', 'events.0', 'headers.Connection', 'url']);
+    const named = await send('POST', '/api/webhooks', { name: 'hook', url: 'ftp://example.test/x', events: ['record.created'], headers: { Connection: 'close' } });
+    expect(named.status, named.text).toBe(400);
+    expect(fields(named)).toEqual(['headers.Connection', 'url']);
+    expect((await send('GET', '/api/webhooks', undefined)).body.meta.total).toBe(0);
+  });
+});
