@@ -355,6 +355,52 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
   });
+
+  it('a manage_api user picks allowed user groups by name; a save keeps them', async () => {
+    // Signed in as the manage_api user of the test above: GET /api/groups answers manage_api too.
+    const readers = await t.api('POST', '/api/groups', { token: admin, body: { name: 'Readers', permissions: [] } });
+    const created = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'Members only', path: '/api/ui/members', method: 'GET', accessType: 'group', allowedGroupIds: [readers.body.data._id], schema: [{ name: 'note', type: 'string' }] } });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.data._id as string;
+    const groupId = readers.body.data._id as string;
+
+    await go(`/endpoints/${id}`);
+    const allowed = page.getByRole('group', { name: 'Allowed user groups' });
+    await allowed.getByRole('checkbox', { name: 'Readers' }).waitFor();
+    await expect(allowed.getByRole('checkbox', { name: 'Readers' }).isChecked()).resolves.toBe(true);
+    await expect(allowed.getByRole('alert').count()).resolves.toBe(0);
+
+    const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes(`/api/endpoints/${id}`)), page.getByRole('button', { name: 'Save' }).click()]);
+    expect(saved.status(), await saved.text()).toBe(200);
+    const after = await t.api('GET', `/api/endpoints/${id}`, { token: admin });
+    expect(after.body.data).toMatchObject({ accessType: 'group', allowedGroupIds: [groupId] });
+  });
+
+  it('says why when user groups may not be listed, and keeps the allowed ones, shown by id', async () => {
+    const groupId = (await t.api('GET', '/api/groups?search=Readers', { token: admin })).body.data[0]._id as string;
+    await page.route('**/api/groups?*', (route) => route.fulfill({ status: 403, json: { success: false, error: 'Forbidden: requires one of view, manage_users' } }));
+    try {
+      await page.reload();
+      const allowed = page.getByRole('group', { name: 'Allowed user groups' });
+      await expect(allowed.getByRole('alert').textContent()).resolves.toBe('You may not list user groups: that needs view, manage_users or manage_api. Allowed groups already set stay as they are (shown by id).');
+      await expect(allowed.getByRole('checkbox', { name: groupId }).isChecked()).resolves.toBe(true);
+      await page.screenshot({ path: join(SHOTS, 'endpoint-editor-groups-forbidden-1280.png'), fullPage: true });
+    } finally {
+      await page.unroute('**/api/groups?*');
+    }
+  });
+
+  it('names any other failure to list user groups, and still keeps the allowed ones', async () => {
+    await page.route('**/api/groups?*', (route) => route.fulfill({ status: 500, json: { success: false, error: 'Internal server error' } }));
+    try {
+      await page.reload();
+      const allowed = page.getByRole('group', { name: 'Allowed user groups' });
+      await expect(allowed.getByRole('alert').textContent()).resolves.toBe('Could not list user groups: Internal server error. Allowed groups already set stay as they are (shown by id).');
+      await expect(allowed.getByRole('checkbox').isChecked()).resolves.toBe(true);
+    } finally {
+      await page.unroute('**/api/groups?*');
+    }
+  });
 });
 
 /** The build's first load stays small: the entry script and its static imports, gzip-compressed. */

@@ -3,7 +3,8 @@ import { createUserWith, startTestServer, type RequestOptions, type TestServer }
 
 /**
  * Who may do what on /api/users, /api/groups and /api/profile. Reads of users and groups need
- * `view` or `manage_users`, writes need `manage_users`; the profile needs a signed-in user of any
+ * `view` or `manage_users` (groups also `manage_api`, to pick an endpoint's allowed groups),
+ * writes need `manage_users`; the profile needs a signed-in user of any
  * kind. No valid credentials → 401; valid but not permitted → 403.
  *
  * In URLs, `:user` and `:group` are an existing user and group; `:newUser` and `:newGroup` are
@@ -93,16 +94,16 @@ afterAll(async () => {
   await t.close();
 });
 
-/** The ten user and group routes, with the status each kind of caller gets. */
-function usersAndGroups(who: Who, read: number, write: number, created = write): Row[] {
+/** The ten user and group routes, with the status each kind of caller gets (groups are read with manage_api too). */
+function usersAndGroups(who: Who, read: number, write: number, created = write, groupRead = read): Row[] {
   return [
     { who, method: 'GET', url: '/api/users', status: read },
     { who, method: 'GET', url: '/api/users/:user', status: read },
     { who, method: 'POST', url: '/api/users', body: newUserBody, status: created },
     { who, method: 'PUT', url: '/api/users/:newUser', body: rename, status: write },
     { who, method: 'DELETE', url: '/api/users/:newUser', status: write },
-    { who, method: 'GET', url: '/api/groups', status: read },
-    { who, method: 'GET', url: '/api/groups/:group', status: read },
+    { who, method: 'GET', url: '/api/groups', status: groupRead },
+    { who, method: 'GET', url: '/api/groups/:group', status: groupRead },
     { who, method: 'POST', url: '/api/groups', body: newGroupBody, status: created },
     { who, method: 'PUT', url: '/api/groups/:newGroup', body: rename, status: write },
     { who, method: 'DELETE', url: '/api/groups/:newGroup', status: write },
@@ -134,7 +135,7 @@ const table: Row[] = [
   ...profile('viewer', 200),
   ...usersAndGroups('user without group', 403, 403),
   ...profile('user without group', 200),
-  ...usersAndGroups('logs-only user', 403, 403),
+  ...usersAndGroups('logs-only user', 403, 403, 403, 200),
   ...profile('logs-only user', 200),
   { who: 'user without group', method: 'GET', url: '/api/api-keys', status: 403 },
   { who: 'user without group', method: 'POST', url: '/api/api-keys', body: () => ({ name: 'k', permissions: [] }), status: 403 },
@@ -150,7 +151,7 @@ const table: Row[] = [
   ...profile('key with manage_users (ApiKey header)', 403),
   ...usersAndGroups('key with view', 200, 403),
   ...profile('key with view', 403),
-  ...usersAndGroups('key without manage_users', 403, 403),
+  ...usersAndGroups('key without manage_users', 403, 403, 403, 200),
   ...profile('key without manage_users', 403),
 ];
 

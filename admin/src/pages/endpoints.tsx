@@ -6,6 +6,7 @@ import { api, can, get, type Detail } from '../api.ts';
 import { navigate, setQuery, useRoute } from '../router.ts';
 import { EmptyRow, Badge, ErrorBox, Field, IfCan, Json, Link, Loading, Method, Page, Pager, SearchBox, attempt, checked, confirmAsk, detailsOf, errorText, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
+import { AllowedGroups } from './allowed-groups.tsx';
 import CodeEditor from './code-editor.tsx';
 import { NetworkRules, NO_RULES, type NetworkAccess } from './network-rules.tsx';
 import { SchemaBuilder, schemaForSave, type RefTarget, type SchemaField } from './schema-builder.tsx';
@@ -346,7 +347,6 @@ function Editor(props: { id: string | null }) {
   const writable = can('manage_api');
   const loaded = useLoad(async () => (props.id ? (await get<Endpoint>(`/api/endpoints/${props.id}`)).data : blank()), [props.id]);
   const groups = useLoad(loadGroups, []);
-  const userGroups = useLoad(() => get<Named[]>('/api/groups?limit=100').then((r) => r.data, () => [] as Named[]), []);
   const targets = useLoad(() => get<RefTarget[]>('/api/endpoints?limit=100').then((r) => r.data.filter((e: any) => !e.isSystem)), []);
   const [draft, setDraft] = useState<Endpoint | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -428,21 +428,7 @@ function Editor(props: { id: string | null }) {
             <textarea name="description" rows={2} value={draft.description} disabled={!writable} onInput={(e) => put({ description: e.currentTarget.value })} />
           </Field>
           {draft.accessType === 'group' && (
-            <Field group label="Allowed user groups" name="allowedGroupIds" details={details}>
-              <div>
-                {(userGroups.data ?? []).map((g) => (
-                  <label class="check">
-                    <input
-                      type="checkbox"
-                      disabled={!writable}
-                      checked={draft.allowedGroupIds.includes(g._id)}
-                      onChange={(e) => put({ allowedGroupIds: e.currentTarget.checked ? [...draft.allowedGroupIds, g._id] : draft.allowedGroupIds.filter((x) => x !== g._id) })}
-                    />
-                    {g.name}
-                  </label>
-                ))}
-              </div>
-            </Field>
+            <AllowedGroups value={draft.allowedGroupIds} saved={loaded.data?.allowedGroupIds ?? []} readOnly={!writable} details={details} onChange={(allowedGroupIds) => put({ allowedGroupIds })} />
           )}
           <div class="row">
             <label class="check">

@@ -6,7 +6,8 @@ import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
 export function groupRoutes(router: ApiRouter, services: Services): void {
-  const read = requireAny('view', 'manage_users');
+  // manage_api too: whoever edits endpoints picks the user groups a `group` endpoint allows.
+  const read = requireAny('view', 'manage_users', 'manage_api');
   const write = requireAny('manage_users');
 
   router.get('/groups', read, async (ctx) => {
