@@ -101,6 +101,8 @@ export function writeYaml(abs: string, value: unknown, header: () => string, pla
       // Unchanged content: the file stays as it is, even without a schema line.
       if (!state.changed) return false;
       text = `${schemaLine?.replace(/\s+$/, '') ?? header()}\n${doc.toString(TO_STRING)}`;
+      // A file saved with CRLF (an editor on Windows) keeps them: a write-back is not a whole-file diff.
+      if (old.includes('\r\n')) text = text.replace(/\r?\n/g, '\r\n');
     }
   }
   if (text !== undefined) {

@@ -194,6 +194,17 @@ describe('write-back into existing files', () => {
     );
   });
 
+  it('keeps the line endings of a file written with CRLF', () => {
+    const dir = copyOf('valid');
+    const original = read(fixture('valid'), 'endpoints/products.yaml');
+    writeFiles(dir, { 'endpoints/products.yaml': original.replace(/\n/g, '\r\n') });
+    const spec = byKey(valid(), 'GET', '/api/shop/products');
+    spec.description = 'Products, newest first';
+    expect(writeSpec(dir, 'endpoint', spec).changed).toBe(true);
+    expect(read(dir, 'endpoints/products.yaml')).toBe(original.replace('name: List products\n', 'name: List products\ndescription: Products, newest first\n').replace(/\n/g, '\r\n'));
+    expect(loadProject(dir).bundle.endpoints.find((e) => e.method === 'GET' && e.path === '/api/shop/products')).toEqual(spec);
+  });
+
   it('keeps a changed value\'s own comment, and the comments before the first key', () => {
     const dir = copyOf('valid');
     writeSpec(dir, 'endpoint', { ...byKey(valid(), 'GET', '/api/shop/products'), group: 'Shop' });
