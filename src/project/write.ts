@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { readSchema } from './schema-files.ts';
 import type { Bundle } from './bundle.ts';
@@ -53,13 +53,21 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   const codeHolder = codeField === undefined ? undefined : value[codeField];
   if (codeField !== undefined && isPlainObject(codeHolder)) {
     const { code, file, ...rest } = codeHolder;
+    const ownFile = `./${basename(relPath).replace(/\.ya?ml$/, '')}${kind.codeFile?.suffix ?? '.js'}`;
     // Only code goes to a file (a cron job's http action has none, even if it once had a file).
-    const ref =
+    let ref =
       typeof file === 'string'
         ? file
         : typeof code !== 'string'
           ? undefined
-          : (existing?.handlerFile?.ref ?? (options.handlers === 'file' && code !== '' ? `./${basename(relPath).replace(/\.ya?ml$/, '')}${kind.codeFile?.suffix ?? '.js'}` : undefined));
+          : (existing?.handlerFile?.ref ?? (options.handlers === 'file' && code !== '' ? ownFile : undefined));
+    if (ref !== undefined && typeof file !== 'string' && typeof code === 'string' && sharedCodeChanges(root, files, existing, handlerPath(root, relPath, ref), code)) {
+      // Another definition runs the code of this file too: changed code here goes to a file of
+      // this definition's own (inline when that name is taken), or the other would change with it.
+      const own = handlerPath(root, relPath, ownFile);
+      ref = someValue(files, (other) => other.handlerFile?.relPath === own) || existsSync(join(root, own)) ? undefined : ownFile;
+      if (ref === undefined) value[codeField] = { ...rest, code };
+    }
     if (ref !== undefined) {
       value[codeField] = { ...rest, file: ref };
       handlerFile = { relPath: handlerPath(root, relPath, ref), code };
@@ -85,6 +93,13 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
     ...(handlerFile ? { handlerFile: { ref: (value[codeField as string] as { file: string }).file, file: join(dir, handlerFile.relPath), relPath: handlerFile.relPath } } : {}),
   });
   return { file: join(dir, relPath), relPath, changed: yamlChanged || codeChanged, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) };
+}
+
+/** True when `code` would change a handler file that another definition's file also names. */
+function sharedCodeChanges(root: string, files: Map<string, ProjectFile>, mine: ProjectFile | undefined, handler: string, code: string): boolean {
+  if (!someValue(files, (other) => other !== mine && other.handlerFile?.relPath === handler)) return false;
+  const abs = join(root, handler);
+  return !existsSync(abs) || readFileSync(abs, 'utf8') !== code;
 }
 
 /** Deletes a definition's file, and its handler file when no other definition uses it. Returns the relPaths removed. */

@@ -229,6 +229,24 @@ describe('write-back into existing files', () => {
     expect(read(dir, 'endpoints/orders.yaml')).toBe(read(fixture('valid'), 'endpoints/orders.yaml'));
   });
 
+  it('gives changed code a file of its own when another definition runs the same handler file', () => {
+    const dir = copyOf('valid');
+    writeFiles(dir, { 'endpoints/orders-put.yaml': read(dir, 'endpoints/orders.yaml').replace('method: POST', 'method: PUT') });
+    const shared = read(dir, 'handlers/orders.js');
+    const spec = byKey(valid(), 'POST', '/api/shop/orders');
+    spec.handler = { enabled: true, code: shared.replace("'placed'", "'new'") };
+    expect(writeSpec(dir, 'endpoint', spec)).toMatchObject({ relPath: 'endpoints/orders.yaml', changed: true, handlerFile: 'endpoints/orders.handler.js' });
+    expect(read(dir, 'handlers/orders.js')).toBe(shared);
+    expect(read(dir, 'endpoints/orders.handler.js')).toBe(spec.handler.code);
+    const loaded = loadProject(dir);
+    expect(loaded.problems).toEqual([]);
+    expect(byKey(loaded.bundle, 'POST', '/api/shop/orders').handler?.code).toBe(spec.handler.code);
+    expect(byKey(loaded.bundle, 'PUT', '/api/shop/orders').handler?.code).toBe(shared);
+    // Unchanged code leaves the shared file shared.
+    const put = byKey(loaded.bundle, 'PUT', '/api/shop/orders');
+    expect(writeSpec(dir, 'endpoint', put).changed).toBe(false);
+  });
+
   it('keeps a placeholder when the value written is what it resolves to', () => {
     const dir = copyOf('valid');
     const spec = byKey(valid(), 'GET', '/internal/health');
