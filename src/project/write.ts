@@ -84,6 +84,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
     if (codeChanged) options.record?.({ abs, text: handlerFile.code, file: 'handler' });
   }
   takenNames.get(files)?.add(relPath, handlerFile?.relPath);
+  const before = existing?.handlerFile?.relPath;
 
   files.set(projectFileKey(kind.kind, key), {
     kind: kind.kind,
@@ -92,6 +93,9 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
     relPath,
     ...(handlerFile ? { handlerFile: { ref: (value[codeField as string] as { file: string }).file, file: join(dir, handlerFile.relPath), relPath: handlerFile.relPath } } : {}),
   });
+  // A handler file the definition no longer names (a cron job's action now http, code moved to a
+  // file of its own) goes, unless another definition still names it.
+  if (before !== undefined && before !== handlerFile?.relPath && !someValue(files, (other) => other.handlerFile?.relPath === before)) rmSync(join(root, before), { force: true });
   return { file: join(dir, relPath), relPath, changed: yamlChanged || codeChanged, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) };
 }
 

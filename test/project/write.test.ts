@@ -247,6 +247,17 @@ describe('write-back into existing files', () => {
     expect(writeSpec(dir, 'endpoint', put).changed).toBe(false);
   });
 
+  it('removes a handler file the definition no longer names: a cron job whose action is now an HTTP call', () => {
+    const dir = tempDir();
+    const job = { name: 'nightly', schedule: '0 3 * * *', action: { type: 'javascript', code: 'log("hi")' } };
+    writeProject(dir, { groups: [], endpoints: [], cronJobs: [job], webhooks: [] } as unknown as Bundle, { handlers: 'file' });
+    expect(existsSync(join(dir, 'cron/nightly.js'))).toBe(true);
+    const written = writeSpec(dir, 'cronJob', { ...job, action: { type: 'http', method: 'GET', url: 'https://example.test/' } });
+    expect(written.changed).toBe(true);
+    expect(existsSync(join(dir, 'cron/nightly.js'))).toBe(false);
+    expect(loadProject(dir).problems).toEqual([]);
+  });
+
   it('keeps a placeholder when the value written is what it resolves to', () => {
     const dir = copyOf('valid');
     const spec = byKey(valid(), 'GET', '/internal/health');
