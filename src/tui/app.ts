@@ -9,6 +9,7 @@ import { Box, Text, useApp, useWindowSize } from 'ink';
 import type { DynClient, LoginResult, UserProfile } from '../cli/client.ts';
 import { ErrorView } from './components/error-view.ts';
 import { TextField } from './components/text-field.ts';
+import { safe } from './format.ts';
 import { KeyboardProvider, useKeys } from './keys.ts';
 import { completeScreen, SCREENS } from './screens/index.ts';
 import { SessionContext, type Session } from './session.ts';
@@ -100,7 +101,7 @@ function Frame(props: AppProps): React.ReactElement {
       { flexDirection: 'column', width: columns, height: rows },
       h(Header, { server: props.client.server, user: profile?.login, current: current.name, columns }),
       // The header names the server already: the banner says what went wrong, shortly enough for 80 columns.
-      offline ? h(Text, { color: tone('red'), inverse: true, wrap: 'truncate' }, ` ⚠ server unreachable, retrying every ${RETRY_MS / 1000} s: ${offline.replace(`cannot reach ${props.client.server}: `, '')} `) : null,
+      offline ? h(Text, { color: tone('red'), inverse: true, wrap: 'truncate' }, ` ⚠ server unreachable, retrying every ${RETRY_MS / 1000} s: ${safe(offline.replace(`cannot reach ${props.client.server}: `, ''))} `) : null,
       h(
         Box,
         { flexDirection: 'column', height: bodyRows, overflow: 'hidden' },
@@ -121,7 +122,7 @@ function Header({ server, user, current, columns }: { server: string; user: stri
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { wrap: 'truncate' }, h(Text, { bold: true, color: tone('cyan') }, 'dyn'), ` ${server}`, user ? h(Text, { dimColor: true }, `  as ${user}`) : null),
+    h(Text, { wrap: 'truncate' }, h(Text, { bold: true, color: tone('cyan') }, 'dyn'), ` ${safe(server)}`, user ? h(Text, { dimColor: true }, `  as ${safe(user)}`) : null),
     h(
       Text,
       { wrap: 'truncate' },
@@ -200,8 +201,8 @@ function LoginForm(props: { client: DynClient; login: string | undefined; reason
   return h(
     Box,
     { flexDirection: 'column', borderStyle: 'round', paddingX: 1, width: 60 },
-    h(Text, { bold: true }, `${props.reason} (${props.client.server})`),
-    h(Box, null, h(Text, null, 'Login:    '), field === 'login' ? h(TextField, { value: login, onChange: setLogin, onSubmit: submit }) : h(Text, null, login)),
+    h(Text, { bold: true }, safe(`${props.reason} (${props.client.server})`)),
+    h(Box, null, h(Text, null, 'Login:    '), field === 'login' ? h(TextField, { value: login, onChange: setLogin, onSubmit: submit }) : h(Text, null, safe(login))),
     h(Box, null, h(Text, null, 'Password: '), field === 'password' ? h(TextField, { value: password, onChange: setPassword, onSubmit: submit, mask: '•' }) : h(Text, null, '')),
     busy ? h(Text, { dimColor: true }, 'signing in…') : null,
     error ? h(ErrorView, { error }) : null,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tryFields } from '../../src/tui/screens/endpoints.ts';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { KEY, renderTui } from '../helpers/tui.ts';
 
@@ -18,6 +19,25 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.close();
+});
+
+describe('try it: the fields of the form', () => {
+  it.each([
+    { method: 'POST', path: '/api/shop/products', fields: ['Body'] },
+    { method: 'GET', path: '/api/shop/products', fields: ['Record id?'] },
+    { method: 'PUT', path: '/api/shop/products', fields: ['Record id', 'Body'] },
+    { method: 'PATCH', path: '/api/shop/products', fields: ['Record id', 'Body'] },
+    { method: 'DELETE', path: '/api/shop/products', fields: ['Record id'] },
+    { method: 'GET', path: '/api/shops/:shopId/items', fields: [':shopId', 'Record id?'] },
+    { method: 'POST', path: '/api/shops/:shopId/items/:kind', fields: [':shopId', ':kind', 'Body'] },
+    { method: 'PUT', path: '/api/x/:id', fields: [':id', 'Record id', 'Body'] },
+  ])('$method $path asks for $fields (? optional)', ({ method, path, fields }) => {
+    expect(tryFields({ method, path } as never).map((field) => `${field.label}${field.required || field.kind === 'body' ? '' : '?'}`)).toEqual(fields);
+  });
+
+  it('keeps a param called id apart from the record id', () => {
+    expect(tryFields({ method: 'PUT', path: '/api/x/:id' } as never).map((field) => field.key)).toEqual([':id', 'id', 'body']);
+  });
 });
 
 describe('dynctl tui: endpoints', () => {
@@ -106,6 +126,72 @@ describe('dynctl tui: endpoints', () => {
       await tui.press(KEY.enter);
       const created = await tui.waitFor('Status 201');
       expect(created).toContain('"title": "Kafka"');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it('tries a PUT on one record: asks for the record id, then sends it with the body and shows the replaced record', async () => {
+    const replace = { name: 'Replace product', path: '/api/shop/products', method: 'PUT', accessType: 'public', schema: { title: { type: 'string', required: true, maxLength: 200 }, price: { type: 'number', minimum: 0 } } };
+    expect((await server.api('POST', '/api/endpoints', { token, body: replace })).status).toBe(201);
+    const record = await server.api('POST', '/api/shop/products', { body: { title: 'Middlemarch', price: 5 } });
+    expect(record.status).toBe(201);
+    const id = record.body.data._id as string;
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('Replace');
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('t try it');
+      await tui.press('t');
+      const form = await tui.waitFor('"title":"text"');
+      expect(form).toContain('Try PUT /api/shop/products/:id');
+      expect(form).toMatch(/^Record id: *$/m);
+      expect(form).toContain('Enter: next   Tab/↑↓: field');
+      // Enter goes from the id to the body, and from the body sends: without an id nothing is sent.
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('Record id is needed');
+      await tui.type(id);
+      await tui.press(KEY.enter, '\u0015');
+      await tui.type('{"title":"Middlemarch (2nd ed.)","price":7}');
+      await tui.press(KEY.enter);
+      const replaced = await tui.waitFor('Status 200');
+      expect(replaced).toContain(`"_id": "${id}"`);
+      expect(replaced).toContain('"title": "Middlemarch (2nd ed.)"');
+      expect(replaced).toContain(`Record id: ${id}`);
+      expect(replaced).toContain('e: edit id, body');
+      const stored = await server.api('GET', `/api/shop/products/${id}`);
+      expect(stored.body.data).toMatchObject({ title: 'Middlemarch (2nd ed.)', price: 7 });
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it("tries a GET on a path with :params: one field per param, the record id left empty lists that path's records", async () => {
+    for (const method of ['GET', 'POST']) {
+      const items = { name: `Shop items ${method}`, path: '/api/shops/:shopId/items', method, accessType: 'public', schema: { title: { type: 'string' } } };
+      expect((await server.api('POST', '/api/endpoints', { token, body: items })).status).toBe(201);
+    }
+    expect((await server.api('POST', '/api/shops/north/items', { body: { title: 'Compass' } })).status).toBe(201);
+    expect((await server.api('POST', '/api/shops/south/items', { body: { title: 'Sextant' } })).status).toBe(201);
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('Shop items GET');
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('t try it');
+      await tui.press('t');
+      const form = await tui.waitFor(':shopId:');
+      expect(form).toContain('Try GET /api/shops/:shopId/items');
+      expect(form).toContain('Record id: (empty: list)');
+      await tui.type('north');
+      await tui.press(KEY.enter, KEY.enter);
+      const listed = await tui.waitFor('Status 200');
+      expect(listed).toContain('"title": "Compass"');
+      expect(listed).not.toContain('Sextant');
+      expect(listed).toContain('e: edit :shopId, id');
     } finally {
       tui.unmount();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cell, row, sparkline, when } from '../../src/tui/format.ts';
+import { cell, clip, jsonLines, row, safe, sparkline, when } from '../../src/tui/format.ts';
 import { planLines } from '../../src/tui/screens/project.ts';
 
 describe('tui text helpers', () => {
@@ -18,6 +18,25 @@ describe('tui text helpers', () => {
     const line = row([{ text: 'GET', width: 6 }, { text: '/api/a-very-long-path/that/goes/on', width: 'flex' }, { text: '12', width: 5 }], 30);
     expect(line.length).toBeLessThanOrEqual(30);
     expect(line).toMatch(/^GET {4}\/api\/a-very-lo.*… 12$/);
+  });
+
+  it.each([
+    { name: 'an OSC title', text: 'a\u001b]0;x\u0007b', expected: String.raw`a\u001b]0;x\u0007b` },
+    { name: 'a C1 CSI', text: 'a\u009b2Jb', expected: String.raw`a\u009b2Jb` },
+    { name: 'a carriage return and a line break', text: 'a\rb\nc', expected: String.raw`a\u000db\u000ac` },
+    { name: 'DEL and NUL', text: '\u007f\u0000', expected: String.raw`\u007f\u0000` },
+    { name: 'plain text, unchanged', text: 'Dune — €9.50', expected: 'Dune — €9.50' },
+  ])('safe: shows $name as escapes', ({ text, expected }) => {
+    expect(safe(text)).toBe(expected);
+  });
+
+  it('escapes control characters in cells, clipped lines and JSON lines, before they are cut to width', () => {
+    expect(cell('a\u001b[2Jb', 12)).toBe(String.raw`a\u001b[2Jb `);
+    expect(cell('a\u001b[2Jb', 4)).toBe(String.raw`a\u…`);
+    expect(clip('\u009bx', 20)).toBe(String.raw`\u009bx`);
+    // JSON escapes C0 characters itself but leaves C1 ones raw; a text body keeps its line breaks.
+    expect(jsonLines({ t: 'a\u009b2J\u001b' })).toEqual(['{', String.raw`  "t": "a\u009b2J\u001b"`, '}']);
+    expect(jsonLines('one\r\ntwo\u0007')).toEqual(['one', String.raw`two\u0007`]);
   });
 
   it('shows dates in UTC without the T and — for none', () => {

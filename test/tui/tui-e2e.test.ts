@@ -23,6 +23,9 @@ beforeAll(async () => {
   const { accessToken } = await server.login();
   const note = { name: 'Create note', path: '/api/notes', method: 'POST', accessType: 'public', schema: { text: { type: 'string', required: true, maxLength: 100 } } };
   expect((await server.api('POST', '/api/endpoints', { token: accessToken, body: note })).status).toBe(201);
+  // A name that would retitle the terminal (OSC 0) if it reached it raw.
+  const evil = { name: 'E\u001b]0;pwned\u0007', path: '/api/evil', method: 'GET', accessType: 'public', schema: {} };
+  expect((await server.api('POST', '/api/endpoints', { token: accessToken, body: evil })).status).toBe(201);
   cli = await signedInCli(server.url);
 }, 60_000);
 afterAll(async () => {
@@ -111,7 +114,9 @@ describe('dynctl tui in a terminal', () => {
 
     await waitForPane(/Automation health/, 60_000);
     await keys('2');
-    await waitForPane(/POST +\/api\/notes +Create note/);
+    const list = await waitForPane(/POST +\/api\/notes +Create note/);
+    expect(list).toContain(String.raw`E\u001b]0;pwned\u0007`);
+    expect((await tmux('display', '-p', '-t', SESSION, '#{pane_title}')).stdout.trim()).not.toBe('pwned');
     await keys('/');
     await type('notes');
     await keys('Enter', 'Enter');

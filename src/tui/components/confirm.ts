@@ -1,6 +1,7 @@
 // "Really?" for destructive actions: y confirms, anything else (n, Esc) does not.
 import React from 'react';
 import { Box, Text } from 'ink';
+import { safe } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -15,7 +16,7 @@ export function Confirm({ question, onAnswer }: { question: string; onAnswer(yes
   return h(
     Box,
     null,
-    h(Text, { color: tone('yellow'), bold: true, wrap: 'truncate-middle' }, question),
+    h(Text, { color: tone('yellow'), bold: true, wrap: 'truncate-middle' }, safe(question)),
     h(Box, { flexShrink: 0 }, h(Text, { color: tone('yellow'), bold: true }, ' [y/N]')),
   );
 }

@@ -3,15 +3,17 @@
 import React from 'react';
 import { Box, Text } from 'ink';
 import { ApiError } from '../../cli/errors.ts';
+import { safe } from '../format.ts';
 import { tone } from '../theme.ts';
 
 const h = React.createElement;
 
+/** The lines of an error; the API's message and details are the server's text, so made safe. */
 export function errorLines(error: unknown): string[] {
   if (error instanceof ApiError) {
-    return [`${error.message} [HTTP ${error.status}]`, ...(error.details ?? []).map((detail) => `  ${detail.field}: ${detail.message}`)];
+    return [`${safe(error.message)} [HTTP ${error.status}]`, ...(error.details ?? []).map((detail) => `  ${safe(String(detail.field))}: ${safe(String(detail.message))}`)];
   }
-  return [error instanceof Error ? error.message : String(error)];
+  return [safe(error instanceof Error ? error.message : String(error))];
 }
 
 export function ErrorView({ error, max = 6 }: { error: unknown; max?: number }): React.ReactElement {

@@ -1,7 +1,9 @@
 // A list with a cursor: arrows or j/k move, PgUp/PgDn and g/G jump, Enter opens. It shows the
 // window of rows that fits `height` around the cursor, so a long list never scrolls the terminal.
+// Its lines are server text: whatever `render` gives is made safe (format.ts) once more here.
 import React from 'react';
 import { Box, Text } from 'ink';
+import { safe } from '../format.ts';
 import { useKeys } from '../keys.ts';
 
 const h = React.createElement;
@@ -60,12 +62,12 @@ export function ListView<T>(props: ListProps<T>): React.ReactElement {
   return h(
     Box,
     { flexDirection: 'column' },
-    props.header ? h(Text, { bold: true, wrap: 'truncate' }, props.header) : null,
-    items.length === 0 ? h(Text, { dimColor: true }, props.empty ?? '(nothing here)') : null,
+    props.header ? h(Text, { bold: true, wrap: 'truncate' }, safe(props.header)) : null,
+    items.length === 0 ? h(Text, { dimColor: true }, safe(props.empty ?? '(nothing here)')) : null,
     ...visible.map((item, offset) => {
       const index = start + offset;
       const selected = index === at;
-      return h(Text, { key: index, inverse: selected, color: props.color?.(item), wrap: 'truncate' }, `${selected ? '›' : ' '}${props.render(item, index)}`);
+      return h(Text, { key: index, inverse: selected, color: props.color?.(item), wrap: 'truncate' }, `${selected ? '›' : ' '}${safe(props.render(item, index))}`);
     }),
   );
 }

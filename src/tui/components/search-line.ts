@@ -2,6 +2,7 @@
 // Enter keeps the filter, Esc clears it.
 import React from 'react';
 import { Box, Text } from 'ink';
+import { safe } from '../format.ts';
 import { useCapture, useSession } from '../session.ts';
 import { tone } from '../theme.ts';
 import { TextField } from './text-field.ts';
@@ -20,6 +21,6 @@ export function SearchLine(props: { label?: string; value: string; editing: bool
     Box,
     null,
     h(Text, { color: tone('cyan') }, `${props.label ?? '/'} `),
-    props.editing ? h(TextField, { focus: !session.overlay, value: props.value, onChange: props.onChange, onSubmit: props.onDone, onCancel: clear }) : h(Text, null, props.value, h(Text, { dimColor: true }, '  (/ to change)')),
+    props.editing ? h(TextField, { focus: !session.overlay, value: props.value, onChange: props.onChange, onSubmit: props.onDone, onCancel: clear }) : h(Text, null, safe(props.value), h(Text, { dimColor: true }, '  (/ to change)')),
   );
 }

@@ -1,4 +1,4 @@
-// The one text field of the TUI (forms, search lines, the palette, the try-it body). Keys, as in a
+// The one text field of the TUI (forms, search lines, the palette, the try-it fields). Keys, as in a
 // shell's line editor:
 //
 //   typing        inserts at the cursor; with the text selected, replaces it
@@ -9,8 +9,11 @@
 //
 // `selected` starts with the text selected, for a pre-filled value the user more often replaces
 // than edits (a directory, a default): the first key typed replaces it, an arrow keeps it.
+// A pre-filled value may come from the server (an example body): control characters are shown as
+// escapes (format.ts `safe`), each on its own, so the cursor still stands on one character.
 import React from 'react';
 import { Text } from 'ink';
+import { safe } from '../format.ts';
 import { useKeys } from '../keys.ts';
 
 const h = React.createElement;
@@ -70,11 +73,11 @@ export function TextField(props: TextFieldProps): React.ReactElement {
   );
 
   const shown = props.mask ? props.mask.repeat(value.length) : value;
-  if (!focus) return h(Text, null, shown);
+  if (!focus) return h(Text, null, safe(shown));
   if (shown.length === 0) {
     return h(Text, null, h(Text, { inverse: true }, ' '), props.placeholder ? h(Text, { dimColor: true }, props.placeholder) : null);
   }
-  if (current.selected) return h(Text, null, h(Text, { inverse: true }, shown), ' ');
+  if (current.selected) return h(Text, null, h(Text, { inverse: true }, safe(shown)), ' ');
   const at = current.cursor;
-  return h(Text, null, shown.slice(0, at), h(Text, { inverse: true }, shown[at] ?? ' '), shown.slice(at + 1));
+  return h(Text, null, safe(shown.slice(0, at)), h(Text, { inverse: true }, safe(shown[at] ?? ' ')), safe(shown.slice(at + 1)));
 }

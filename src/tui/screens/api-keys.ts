@@ -12,7 +12,7 @@ import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { TextField } from '../components/text-field.ts';
-import { row, when } from '../format.ts';
+import { row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -84,11 +84,11 @@ export function ApiKeysScreen(): React.ReactElement {
   const below: React.ReactNode[] = [];
   if (mode.kind === 'create') {
     below.push(
-      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextField, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit, onCancel }) : h(Text, null, name)),
+      h(Box, { key: 'n' }, h(Text, null, 'Name:        '), mode.step === 'name' ? h(TextField, { focus: !session.overlay, value: name, onChange: setName, onSubmit: submit, onCancel }) : h(Text, null, safe(name))),
       mode.step === 'permissions'
         ? h(Box, { key: 'p' }, h(Text, null, 'Permissions: '), h(TextField, { focus: !session.overlay, value: permissions, selected: true, onChange: setPermissions, onSubmit: submit, onCancel }))
         : null,
-      problem ? h(Text, { key: 'pr', color: tone('red') }, `✗ ${problem}`) : null,
+      problem ? h(Text, { key: 'pr', color: tone('red') }, `✗ ${safe(problem)}`) : null,
       h(Text, { key: 'h', dimColor: true, wrap: 'truncate' }, `${PERMISSIONS.join(', ')} (comma-separated)   Enter next   Ctrl+U clear   Esc cancel`),
     );
   }
@@ -98,14 +98,14 @@ export function ApiKeysScreen(): React.ReactElement {
   if (create.busy) below.push(h(Busy, { key: 'cb', label: 'creating the key' }));
   if (revoke.busy) below.push(h(Busy, { key: 'rb', label: 'revoking' }));
   for (const error of [create.error, revoke.error]) if (error) below.push(h(ErrorView, { key: `e${below.length}`, error }));
-  if (revoke.result) below.push(h(Text, { key: 'rv', color: tone('green') }, `✓ revoked ${revoke.result.name}`));
+  if (revoke.result) below.push(h(Text, { key: 'rv', color: tone('green') }, `✓ revoked ${safe(revoke.result.name)}`));
   if (create.result) {
     below.push(
       h(
         Box,
         { key: 'key', flexDirection: 'column', borderStyle: 'round', paddingX: 1 },
-        h(Text, { color: tone('green') }, `✓ created "${create.result.name}". Copy the key now: it is not shown again.`),
-        h(Text, { bold: true }, create.result.key),
+        h(Text, { color: tone('green') }, `✓ created "${safe(create.result.name)}". Copy the key now: it is not shown again.`),
+        h(Text, { bold: true }, safe(create.result.key)),
         h(Text, { dimColor: true }, 'Esc hides it'),
       ),
     );

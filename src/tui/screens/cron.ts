@@ -7,7 +7,7 @@ import type { CronJob, CronRun } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
-import { clip, row, when } from '../format.ts';
+import { clip, row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -98,7 +98,7 @@ function CronRuns({ job, onBack }: { job: CronJob; onBack(): void }): React.Reac
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { bold: true, wrap: 'truncate' }, `Runs of ${job.name}`, h(Text, { dimColor: true }, `  ${job.schedule} (${job.timezone})${runs.data ? `  page ${page}/${pages}, ${runs.data.total} runs` : ''}`)),
+    h(Text, { bold: true, wrap: 'truncate' }, `Runs of ${safe(job.name)}`, h(Text, { dimColor: true }, `  ${safe(`${job.schedule} (${job.timezone})`)}${runs.data ? `  page ${page}/${pages}, ${runs.data.total} runs` : ''}`)),
     runs.loading ? h(Busy, { label: 'loading runs' }) : null,
     runs.error ? h(ErrorView, { error: runs.error }) : null,
     runs.data

@@ -5,7 +5,7 @@ import { Box, Text } from 'ink';
 import type { DashboardStats } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
-import { sparkline } from '../format.ts';
+import { safe, sparkline } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -52,7 +52,7 @@ function Figures({ stats }: { stats: DashboardStats }): React.ReactElement {
     h(Text, { wrap: 'truncate' }, `Users ${stats.users}   Endpoints ${stats.endpoints}${stats.systemEndpoints ? ` (${stats.systemEndpoints} system)` : ''}   Requests ${stats.requests}   Errors `, h(Text, { color: stats.errors > 0 ? tone('yellow') : undefined }, String(stats.errors))),
     h(Text, { wrap: 'truncate' }, `Cron jobs ${stats.automation.cronJobs}   Webhooks ${stats.automation.webhooks}   API keys ${stats.automation.apiKeys}   MCP tools ${stats.automation.mcpTools}`),
     h(Text, null, ' '),
-    h(Text, { dimColor: true, wrap: 'truncate' }, `${''.padEnd(12)}${(stats.series.days[0] ?? '').slice(5)} → ${(stats.series.days.at(-1) ?? '').slice(5)}   total   today`),
+    h(Text, { dimColor: true, wrap: 'truncate' }, safe(`${''.padEnd(12)}${(stats.series.days[0] ?? '').slice(5)} → ${(stats.series.days.at(-1) ?? '').slice(5)}   total   today`)),
     ...SERIES.map(([name, label]) => {
       const values = (stats.series[name] as number[] | undefined) ?? [];
       const total = values.reduce((sum, value) => sum + value, 0);

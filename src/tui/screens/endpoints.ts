@@ -1,16 +1,18 @@
 // Endpoints: the definitions (search with `/`), one definition's detail (schema, access,
-// network rules, call count), "try it" (POST /api/endpoints/:id/test with a body you edit:
-// status, body, time) and the endpoint's records (records.ts). Write actions — try it, records
-// with delete — show only to logins that hold the permission.
+// network rules, call count), "try it" (POST /api/endpoints/:id/test with the path's `:params`,
+// the record id and the body you edit: status, body, time) and the endpoint's records
+// (records.ts). Write actions — try it, records with delete — show only to logins that hold the
+// permission. Names, paths and bodies are the server's text: shown through format.ts `safe`.
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { Endpoint, EndpointTestResult } from '../../cli/client.ts';
+import { parsePathPattern } from '../../lib/paths.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { SearchLine } from '../components/search-line.ts';
 import { TextField } from '../components/text-field.ts';
-import { clip, jsonLines, row } from '../format.ts';
+import { clip, jsonLines, row, safe } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
@@ -133,11 +135,11 @@ function EndpointDetail(props: { id: string; onBack(): void; onTry(endpoint: End
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { bold: true, wrap: 'truncate' }, `${endpoint.method} ${endpoint.path}`, endpoint.isSystem ? h(Text, { dimColor: true }, '  (system)') : null),
-    ...lines.map(([label, value]) => h(Text, { key: label, wrap: 'truncate' }, h(Text, { dimColor: true }, label.padEnd(9)), value)),
+    h(Text, { bold: true, wrap: 'truncate' }, safe(`${endpoint.method} ${endpoint.path}`), endpoint.isSystem ? h(Text, { dimColor: true }, '  (system)') : null),
+    ...lines.map(([label, value]) => h(Text, { key: label, wrap: 'truncate' }, h(Text, { dimColor: true }, label.padEnd(9)), safe(value))),
     h(Text, { bold: true }, `Schema (${fields.length} field${fields.length === 1 ? '' : 's'})`),
     ...fields.slice(0, room).map(([name, field]) =>
-      h(Text, { key: name, wrap: 'truncate' }, `  ${clip(name, 20).padEnd(20)} ${String(field.type ?? '').padEnd(10)} ${field.required ? 'required ' : ''}${describeField(field)}`),
+      h(Text, { key: name, wrap: 'truncate' }, `  ${clip(name, 20).padEnd(20)} ${safe(String(field.type ?? '')).padEnd(10)} ${field.required ? 'required ' : ''}${safe(describeField(field))}`),
     ),
     fields.length > room ? h(Text, { dimColor: true }, `  … ${fields.length - room} more`) : null,
     h(Text, { dimColor: true, wrap: 'truncate' }, clip(actions, columns)),
@@ -164,27 +166,71 @@ function describeField(field: Record<string, unknown>): string {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose call names one record (`PUT P/:id`); a GET may name one, or none to list. */
+const ITEM_METHODS = new Set(['PUT', 'PATCH', 'DELETE']);
+
+/** One input of the try-it form: a `:param` of the path, the record id, or the body. */
+export interface TryField {
+  kind: 'param' | 'id' | 'body';
+  /** Where its value is kept: `:shopId`, `id`, `body` (a param may itself be called `id`). */
+  key: string;
+  /** The param's name (`shopId`); `id` and `body` for the others. */
+  name: string;
+  label: string;
+  required: boolean;
+}
+
+/**
+ * The form of a try: one field per `:param` of the path (sent as `params`), the record id for
+ * a method that acts on one record (`recordId`: required on PUT/PATCH/DELETE, on GET left empty
+ * to list), then the body for POST/PUT/PATCH. The route's own parser names the params.
+ */
+export function tryFields(endpoint: Pick<Endpoint, 'method' | 'path'>): TryField[] {
+  let params: string[];
+  try {
+    params = parsePathPattern(endpoint.path).paramNames;
+  } catch {
+    params = []; // not a path the server would store; the server says what is wrong when it is sent
+  }
+  const fields: TryField[] = params.map((name) => ({ kind: 'param', key: `:${name}`, name, label: `:${name}`, required: true }));
+  if (ITEM_METHODS.has(endpoint.method) || endpoint.method === 'GET') fields.push({ kind: 'id', key: 'id', name: 'id', label: 'Record id', required: endpoint.method !== 'GET' });
+  if (BODY_METHODS.has(endpoint.method)) fields.push({ kind: 'body', key: 'body', name: 'body', label: 'Body', required: false });
+  return fields;
+}
 
 function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): React.ReactElement {
   const session = useSession();
   const { rows } = session.size;
+  const fields = React.useMemo(() => tryFields(endpoint), [endpoint]);
   const hasBody = BODY_METHODS.has(endpoint.method);
-  const [body, setBody] = React.useState('');
-  const [editing, setEditing] = React.useState(hasBody);
+  const [values, setValues] = React.useState<Record<string, string>>({});
+  const setValue = (key: string, value: string): void => setValues((previous) => ({ ...previous, [key]: value }));
+  const body = values.body ?? '';
+  // The field being edited (an index into `fields`), or null. It starts on the first field a
+  // call needs; a GET whose only field is the optional record id starts ready to send (a list).
+  const first = fields.findIndex((field) => field.required || field.kind === 'body');
+  const [focus, setFocus] = React.useState<number | null>(first === -1 ? null : first);
+  const editing = focus !== null;
   const [problem, setProblem] = React.useState<string | null>(null);
   useCapture(editing);
   const test = useAction<EndpointTestResult>();
   const example = useRequest((signal) => (hasBody ? session.client.endpointExamples(endpoint._id, { signal }) : Promise.resolve(null)), [endpoint._id]);
-  // The editor is filled once, when the example arrives (its cursor goes to the end of the text).
+  // The body is filled once, when the example arrives (its cursor goes to the end of the text).
   const [filled, setFilled] = React.useState(false);
   React.useEffect(() => {
     const sample = example.data?.examples?.[0]?.request.body;
     if (sample === undefined || filled) return;
-    setBody((current) => current || JSON.stringify(sample));
+    setValues((current) => (current.body ? current : { ...current, body: JSON.stringify(sample) }));
     setFilled(true);
   }, [example.data, filled]);
 
   const send = (): void => {
+    const missing = fields.findIndex((field) => field.required && !(values[field.key] ?? '').trim());
+    if (missing !== -1) {
+      setProblem(`${fields[missing]!.label} is needed`);
+      setFocus(missing);
+      return;
+    }
     let parsed: unknown;
     if (hasBody && body.trim()) {
       try {
@@ -194,34 +240,49 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
         return;
       }
     }
+    const params = Object.fromEntries(fields.filter((field) => field.kind === 'param').map((field) => [field.name, (values[field.key] ?? '').trim()]));
+    const recordId = (values.id ?? '').trim();
     setProblem(null);
-    setEditing(false);
-    test.run((signal) => session.client.testEndpoint(endpoint._id, parsed === undefined ? {} : { body: parsed }, { signal }));
+    setFocus(null);
+    test.run((signal) =>
+      session.client.testEndpoint(endpoint._id, { ...(Object.keys(params).length > 0 ? { params } : {}), ...(recordId ? { recordId } : {}), ...(parsed === undefined ? {} : { body: parsed }) }, { signal }),
+    );
   };
+  // Enter in a field goes to the next one, and sends from the last.
+  const submit = (): void => (focus !== null && focus < fields.length - 1 ? setFocus(focus + 1) : send());
 
   useKeys(
     (input, key) => {
       if (key.escape) {
         if (test.busy) test.cancel();
-        else if (editing && hasBody) setEditing(false);
+        else if (editing) setFocus(null);
         else onBack();
+      } else if (editing && (key.tab || key.downArrow || key.upArrow)) {
+        const step = key.upArrow || (key.tab && key.shift) ? -1 : 1;
+        setFocus((focus + step + fields.length) % fields.length);
       } else if (!editing && (key.return || input === 'x')) send();
-      else if (!editing && input === 'e' && hasBody) setEditing(true);
+      else if (!editing && input === 'e' && fields.length > 0) setFocus(Math.max(0, first));
     },
     { isActive: !session.overlay },
   );
 
   const result = test.result;
   const bodyLines = result ? jsonLines(result.body) : [];
-  const room = Math.max(1, rows - 7);
+  const room = Math.max(1, rows - 7 - Math.max(0, fields.length - 1));
+  const labelWidth = Math.max(...fields.map((field) => field.label.length + 1), 0);
+  const path = `${endpoint.path}${ITEM_METHODS.has(endpoint.method) ? '/:id' : ''}`;
+  const names = fields.map((field) => (field.kind === 'param' ? field.label : field.kind === 'id' ? 'id' : 'body')).join(', ');
+  const help = editing
+    ? `Enter: ${focus === fields.length - 1 ? 'send' : 'next'}${fields.length > 1 ? '   Tab/↑↓: field' : ''}   Ctrl+U: clear   Esc: stop editing`
+    : `Enter/x: send${fields.length > 0 ? `   e: edit ${fields.length === 1 && hasBody ? 'the body' : names}` : ''}   Esc: back`;
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { bold: true, wrap: 'truncate' }, `Try ${endpoint.method} ${endpoint.path}`, h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
-    hasBody
-      ? h(Box, null, h(Box, { marginRight: 1, flexShrink: 0 }, h(Text, { color: tone('cyan') }, 'Body:')), editing ? h(TextField, { focus: !session.overlay, value: body, onChange: setBody, onSubmit: send }) : h(Text, { wrap: 'truncate' }, body || '(empty)'))
-      : h(Text, { dimColor: true }, 'No body for this method.'),
-    problem ? h(Text, { color: tone('red') }, problem) : null,
+    h(Text, { bold: true, wrap: 'truncate' }, safe(`Try ${endpoint.method} ${path}`), h(Text, { dimColor: true }, '  (POST /api/endpoints/:id/test, as you)')),
+    ...fields.map((field, index) =>
+      h(TryFieldLine, { key: field.key, field, labelWidth, value: values[field.key] ?? '', editing: focus === index, focus: !session.overlay, onChange: (next: string) => setValue(field.key, next), onSubmit: submit }),
+    ),
+    problem ? h(Text, { color: tone('red') }, safe(problem)) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,
     test.cancelled ? h(Text, { dimColor: true }, 'cancelled') : null,
     test.error ? h(ErrorView, { error: test.error }) : null,
@@ -229,11 +290,32 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
       ? h(
           Box,
           { flexDirection: 'column' },
-          h(Text, null, 'Status ', h(Text, { color: statusTone(result.status), bold: true }, String(result.status)), `   Time ${result.durationMs} ms   as ${result.request.clientIp}`),
+          h(Text, { wrap: 'truncate' }, 'Status ', h(Text, { color: statusTone(result.status), bold: true }, String(result.status)), safe(`   Time ${result.durationMs} ms   as ${result.request.clientIp}`)),
           ...bodyLines.slice(0, room).map((line, index) => h(Text, { key: index, wrap: 'truncate' }, line)),
           bodyLines.length > room ? h(Text, { dimColor: true }, `… ${bodyLines.length - room} more lines`) : null,
         )
       : null,
-    h(Text, { dimColor: true }, editing ? 'Enter: send   Ctrl+U: clear   Esc: stop editing' : `Enter/x: send${hasBody ? '   e: edit the body' : ''}   Esc: back`),
+    h(Text, { dimColor: true, wrap: 'truncate' }, help),
+  );
+}
+
+/** One field of the try-it form: its label, then the text field while it is edited, else its value. */
+function TryFieldLine(props: { field: TryField; labelWidth: number; value: string; editing: boolean; focus: boolean; onChange(value: string): void; onSubmit(): void }): React.ReactElement {
+  const { field, value } = props;
+  // An empty record id on GET lists the records: say so rather than "(empty)".
+  const empty = field.kind === 'id' && !field.required ? '(empty: list)' : '(empty)';
+  return h(
+    Box,
+    null,
+    h(Box, { width: props.labelWidth, flexShrink: 0 }, h(Text, { color: tone('cyan') }, `${field.label}:`)),
+    h(
+      Box,
+      { marginLeft: 1 },
+      props.editing
+        ? h(TextField, { focus: props.focus, value, placeholder: field.kind === 'id' && !field.required ? empty : undefined, onChange: props.onChange, onSubmit: props.onSubmit })
+        : value
+          ? h(Text, { wrap: 'truncate' }, safe(value))
+          : h(Text, { dimColor: true }, empty),
+    ),
   );
 }

@@ -7,7 +7,7 @@ import type { LogEntry } from '../../cli/client.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { SearchLine } from '../components/search-line.ts';
-import { when } from '../format.ts';
+import { safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
@@ -64,7 +64,7 @@ export function LogsScreen(): React.ReactElement {
     tail.loading && entries.length === 0 ? h(Busy, { label: 'loading the log' }) : null,
     tail.error ? h(ErrorView, { error: tail.error }) : null,
     ...visible.map((entry) => h(LogLine, { key: entry._id, entry })),
-    entries.length === 0 && tail.data ? h(Text, { dimColor: true }, applied ? `no "${applied}" entries yet` : 'the log is empty') : null,
+    entries.length === 0 && tail.data ? h(Text, { dimColor: true }, applied ? `no "${safe(applied)}" entries yet` : 'the log is empty') : null,
   );
 }
 
@@ -76,10 +76,10 @@ function LogLine({ entry }: { entry: LogEntry }): React.ReactElement {
     { wrap: 'truncate' },
     h(Text, { dimColor: true }, when(entry.createdAt).slice(11)),
     ' ',
-    h(Text, { color: failed ? tone('red') : tone('cyan') }, entry.action.padEnd(18)),
+    h(Text, { color: failed ? tone('red') : tone('cyan') }, safe(entry.action).padEnd(18)),
     ' ',
-    request ? `${request} ` : '',
+    request ? `${safe(request)} ` : '',
     entry.statusCode ? h(Text, { color: statusTone(entry.statusCode) }, `${entry.statusCode} `) : null,
-    h(Text, { dimColor: Boolean(request) }, entry.message),
+    h(Text, { dimColor: Boolean(request) }, safe(entry.message ?? '')),
   );
 }

@@ -13,7 +13,7 @@ import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { TextField } from '../components/text-field.ts';
-import { clip, when } from '../format.ts';
+import { clip, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -33,15 +33,15 @@ const COLOR = { create: 'green', update: 'yellow', delete: 'red' } as const;
 
 /**
  * The plan as the lines `dynctl diff` prints (plan-text.ts): one per change, named as written in
- * the bundle, then one `    path: from → to` per changed value.
+ * the bundle, then one `    path: from → to` per changed value; names and values made safe (format.ts).
  */
 export function planLines(changes: readonly ProjectChange[], bundle: ProjectBundle | null = null): Array<{ text: string; action: ProjectChange['action'] }> {
   const title = changeTitleOf(bundle);
   const lines: Array<{ text: string; action: ProjectChange['action'] }> = [];
   for (const change of changes) {
-    lines.push({ text: `${SYMBOL[change.action]} ${title(change)}`, action: change.action });
+    lines.push({ text: `${SYMBOL[change.action]} ${safe(title(change))}`, action: change.action });
     const { lines: fields, more } = fieldLines(change);
-    for (const field of fields) lines.push({ text: `    ${field.path}: ${field.from} → ${field.to}`, action: change.action });
+    for (const field of fields) lines.push({ text: safe(`    ${field.path}: ${field.from} → ${field.to}`), action: change.action });
     if (more > 0) lines.push({ text: `    … ${more} more`, action: change.action });
   }
   return lines;
@@ -52,7 +52,7 @@ function formatProblem(problem: Problem, dir?: string): string {
   const base = dir?.replace(/\/+$/, '');
   const file = base && problem.file?.startsWith(`${base}/`) ? problem.file.slice(base.length + 1) : problem.file;
   const where = file === undefined ? '' : `${file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
-  return `${where}${problem.path ? `${problem.path} ` : ''}${problem.message}`;
+  return safe(`${where}${problem.path ? `${problem.path} ` : ''}${problem.message}`);
 }
 
 export function ProjectScreen(): React.ReactElement {
@@ -113,12 +113,12 @@ export function ProjectScreen(): React.ReactElement {
   else if (view) {
     const last = view.lastReconcile;
     serverLines.push(
-      h(Text, { key: 'dir', wrap: 'truncate' }, `Server dir ${view.dir}  `, h(Text, { color: view.watching ? tone('green') : tone('gray') }, view.watching ? 'watching' : 'not watching')),
+      h(Text, { key: 'dir', wrap: 'truncate' }, `Server dir ${safe(view.dir)}  `, h(Text, { color: view.watching ? tone('green') : tone('gray') }, view.watching ? 'watching' : 'not watching')),
       h(
         Text,
         { key: 'last', wrap: 'truncate' },
         'Last sync  ',
-        last ? h(Text, { color: last.ok ? tone('green') : tone('red') }, `${when(last.at)} ${last.ok ? `ok (+${last.summary.create} ~${last.summary.update} -${last.summary.delete})` : `failed: ${last.error ?? ''}`}`) : 'never',
+        last ? h(Text, { color: last.ok ? tone('green') : tone('red') }, `${when(last.at)} ${last.ok ? `ok (+${last.summary.create} ~${last.summary.update} -${last.summary.delete})` : `failed: ${safe(last.error ?? '')}`}`) : 'never',
       ),
       ...view.problems.slice(0, 4).map((problem, index) => h(Text, { key: `p${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, view.dir)}`)),
       view.problems.length > 4 ? h(Text, { key: 'more', dimColor: true }, `  … ${view.problems.length - 4} more problems`) : null,
@@ -133,7 +133,7 @@ export function ProjectScreen(): React.ReactElement {
       for (const [index, problem] of result.problems.entries()) local.push(h(Text, { key: `lp${index}`, color: tone('red'), wrap: 'truncate' }, `  ${formatProblem(problem, result.dir)}`));
     } else if (result.plan) {
       const lines = planLines(result.plan.changes, result.bundle);
-      if (lines.length === 0) local.push(h(Text, { key: 'same', color: tone('green') }, `No differences: apply would change nothing from ${result.dir}.`));
+      if (lines.length === 0) local.push(h(Text, { key: 'same', color: tone('green') }, `No differences: apply would change nothing from ${safe(result.dir)}.`));
       for (const [index, line] of lines.entries()) local.push(h(Text, { key: `c${index}`, color: tone(COLOR[line.action]), wrap: 'truncate' }, line.text));
       const s = result.plan.summary;
       if (lines.length > 0) local.push(h(Text, { key: 'sum' }, `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete.`));

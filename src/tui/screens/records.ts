@@ -8,7 +8,7 @@ import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
-import { jsonLines, row, when } from '../format.ts';
+import { jsonLines, row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -49,7 +49,7 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
     { isActive: !session.overlay && confirming === null },
   );
 
-  const header = h(Text, { bold: true, wrap: 'truncate' }, `Records of ${path}`, h(Text, { dimColor: true }, records.data ? `  page ${page}/${pages}, ${records.data.total} in all` : ''));
+  const header = h(Text, { bold: true, wrap: 'truncate' }, `Records of ${safe(path)}`, h(Text, { dimColor: true }, records.data ? `  page ${page}/${pages}, ${records.data.total} in all` : ''));
   const footer = h(Text, { dimColor: true, wrap: 'truncate' }, `${open ? '' : 'Enter view  n/p page  '}${canDelete ? 'x delete  ' : ''}r reload  Esc back`);
   const status = [
     confirming ? h(Confirm, { key: 'c', question: `delete record ${confirming._id}?`, onAnswer: (yes: boolean) => (setConfirming(null), yes ? remove.run((signal) => session.client.deleteRecord(confirming._id, { signal })) : undefined) }) : null,

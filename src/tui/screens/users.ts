@@ -9,7 +9,7 @@ import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { SearchLine } from '../components/search-line.ts';
-import { row, when } from '../format.ts';
+import { row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { tone } from '../theme.ts';
@@ -101,7 +101,7 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
     change.busy ? h(Busy, { label: 'saving' }) : null,
     change.error ? h(ErrorView, { error: change.error }) : null,
     result && !change.busy
-      ? h(Text, { color: tone('green') }, result.wasLocked === undefined ? `✓ ${result.login} is ${result.status}` : result.wasLocked ? `✓ ${result.login} unlocked` : `✓ ${result.login} was not locked`)
+      ? h(Text, { color: tone('green') }, safe(result.wasLocked === undefined ? `✓ ${result.login} is ${result.status}` : result.wasLocked ? `✓ ${result.login} unlocked` : `✓ ${result.login} was not locked`))
       : null,
   );
 }

@@ -8,7 +8,7 @@ import { ApiError } from '../../cli/errors.ts';
 import { Busy } from '../components/busy.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
-import { clip, row, when } from '../format.ts';
+import { clip, row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
 import { statusTone, tone } from '../theme.ts';
@@ -71,7 +71,7 @@ function WebhookList({ onOpen }: { onOpen(hook: Webhook): void }): React.ReactEl
       : null,
     test.busy ? h(Busy, { label: 'sending a test event' }) : null,
     test.error ? h(ErrorView, { error: test.error }) : null,
-    test.result ? h(Text, { wrap: 'truncate' }, 'test: ', h(Text, { color: statusTone(test.result.responseCode) }, `${test.result.status} ${test.result.responseCode ?? ''}`), clip(` ${test.result.error ?? ''}`, columns - 20)) : null,
+    test.result ? h(Text, { wrap: 'truncate' }, 'test: ', h(Text, { color: statusTone(test.result.responseCode) }, safe(`${test.result.status} ${test.result.responseCode ?? ''}`)), clip(` ${test.result.error ?? ''}`, columns - 20)) : null,
   );
 }
 
@@ -98,7 +98,7 @@ function Deliveries({ hook, onBack }: { hook: Webhook; onBack(): void }): React.
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { bold: true, wrap: 'truncate' }, `Deliveries of ${hook.name}`, h(Text, { dimColor: true }, deliveries.data ? `  page ${page}/${pages}, ${deliveries.data.total} in all` : '')),
+    h(Text, { bold: true, wrap: 'truncate' }, `Deliveries of ${safe(hook.name)}`, h(Text, { dimColor: true }, deliveries.data ? `  page ${page}/${pages}, ${deliveries.data.total} in all` : '')),
     deliveries.loading ? h(Busy, { label: 'loading deliveries' }) : null,
     deliveries.error ? h(ErrorView, { error: deliveries.error }) : null,
     deliveries.data
