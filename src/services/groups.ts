@@ -149,10 +149,11 @@ export class GroupsService {
     }
   }
 
-  /** Refuses (409) while users are members, so that deleting a group never silently changes access. */
   /**
-   * In both change queues (definitions first; nothing takes them the other way round): a user or
-   * an endpoint saved into the group meanwhile would be left naming a group that is gone.
+   * Refuses (409) while users are members or endpoints allow it, so that deleting a group never
+   * silently changes access. In both change queues (definitions first; nothing takes them the
+   * other way round): a user or an endpoint saved into the group meanwhile would be left naming a
+   * group that is gone.
    */
   delete(id: string, actor: CallerActor): Promise<GroupDoc> {
     return this.queues.definitions.run(() => this.queues.memberships.run(() => this.deleteNow(id, actor)));
