@@ -118,6 +118,39 @@ describe('the embedded store plans list queries on indexed fields through their 
   });
 });
 
+describe('a filtered page and then its total', () => {
+  // The page's range probe counts the matches; the total that follows reuses that count only
+  // while nothing was written, by this store or by another connection.
+  const filter = { resourcePath: PATH, 'data.price': { $gte: 990 } };
+  const page = { sort: oneWay(-1), limit: 20 };
+  const at = new Date(Date.UTC(2027, 0, 1));
+  const newRecord = (price: number) => ({ endpointId: 'e', resourcePath: PATH, data: { title: 'new', price, price2: price, sku: `N-${price}-${Math.random()}` }, expiresAt: null, createdAt: at, updatedAt: at });
+
+  it('is the count of the matches, and counts a record written between the page and the total', async () => {
+    const records = store.collection('endpointdatas');
+    const expected = (await records.find(filter)).length;
+    await records.find(filter, page);
+    expect(await records.count(filter)).toBe(expected);
+
+    await records.find(filter, page);
+    await records.insertOne(newRecord(995));
+    expect(await records.count(filter)).toBe(expected + 1);
+
+    await records.find(filter, page);
+    const other = openSqliteStore({ dataDir });
+    try {
+      await other.collection('endpointdatas').insertOne(newRecord(999));
+    } finally {
+      await other.close();
+    }
+    expect(await records.count(filter)).toBe(expected + 2);
+    // A record that does not match changes the stamp, not the total.
+    await records.find(filter, page);
+    await records.insertOne(newRecord(5));
+    expect(await records.count(filter)).toBe(expected + 2);
+  });
+});
+
 describe('writes while an index is built', () => {
   it('wait for the build and are all stored; the index holds them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dyn-build-'));

@@ -171,6 +171,8 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
   const prepare = (sql: string): StatementSync => cached(statements, sql, false);
   // Rows come back as arrays of values in select-list order, cheaper to build than objects.
   const prepareArrays = (sql: string): StatementSync => cached(arrayStatements, sql, true);
+  /** Changes when anything is written to the database: by this connection, or by any other. */
+  const writeStamp = (): string => `${Number(prepare('SELECT total_changes() AS n').get()?.n ?? 0)}:${Number(prepare('PRAGMA data_version').get()?.data_version ?? 0)}`;
 
   function guard<T>(collection: string, work: () => T): T {
     try {
@@ -354,6 +356,15 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return `${expires} IS NULL OR ${expires} > ?`;
     };
 
+    /**
+     * The last range probe that counted every match (below its bound): a filtered page and then
+     * its total (RecordsService.page) read the range's index entries once, not twice. Keyed by
+     * the query text and its values but the expiry check's clock (the last value of a TTL
+     * collection's WHERE), reused only while nothing has been written and for PROBE_REUSE_MS.
+     */
+    let lastProbe: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
+    const valuesKey = (params: readonly SqlValue[]): string => JSON.stringify(spec.ttl ? params.slice(0, -1) : params);
+
     // Queries scoped by the collection's scope field may go through a field index (index-plan.ts).
     const planFor = (node: FilterNode, sort: SortSpec | undefined, page?: FindOptions): IndexPlan | null => {
       if (!spec.fieldIndexes) return null;
@@ -364,8 +375,11 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       // own order is the faster read. The probe reads at most `bound` entries of the field's index.
       const bound = Math.min(RANGE_PROBE_MAX, Math.max(RANGE_PROBE_MIN, RANGE_PROBE_PER_ROW * ((page.skip ?? 0) + page.limit)));
       const params: SqlValue[] = [];
-      const probe = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${from(plan)} WHERE ${where(node, undefined, params, plan)} LIMIT ${bound})`;
-      return Number(prepare(probe).get(...params)?.n ?? 0) < bound ? plan : null;
+      const query = `FROM ${from(plan)} WHERE ${where(node, undefined, params, plan)}`;
+      const matches = Number(prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 ${query} LIMIT ${bound})`).get(...params)?.n ?? 0);
+      if (matches >= bound) return null;
+      lastProbe = { query, values: valuesKey(params), n: matches, stamp: writeStamp(), at: Date.now() };
+      return plan;
     };
     const from = (plan: IndexPlan | null): string => (plan ? `${table} INDEXED BY "${plan.index.name}"` : table);
     // An index another connection dropped between the plan and the statement: plan again.
@@ -409,15 +423,20 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       });
     };
 
-    const countSql = (node: FilterNode, search: Search | undefined, params: SqlValue[]): string => {
+    const countQuery = (node: FilterNode, search: Search | undefined, params: SqlValue[]): string => {
       const plan = planFor(node, undefined);
-      return `SELECT COUNT(*) AS n FROM ${from(plan)} WHERE ${where(node, search, params, plan)}`;
+      return `FROM ${from(plan)} WHERE ${where(node, search, params, plan)}`;
     };
+    const countSql = (node: FilterNode, search: Search | undefined, params: SqlValue[]): string => `SELECT COUNT(*) AS n ${countQuery(node, search, params)}`;
     const countRows = (filter: Filter, search?: Search): number => {
       const node = parseFilter(filter);
       return planned(() => {
         const params: SqlValue[] = [];
-        const row = prepare(countSql(node, search, params)).get(...params);
+        const query = countQuery(node, search, params);
+        const probe = lastProbe;
+        lastProbe = null;
+        if (probe && probe.query === query && Date.now() - probe.at <= PROBE_REUSE_MS && probe.values === valuesKey(params) && probe.stamp === writeStamp()) return probe.n;
+        const row = prepare(`SELECT COUNT(*) AS n ${query}`).get(...params);
         return Number(row?.n ?? 0);
       });
     };
@@ -859,6 +878,8 @@ function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
  * only for the page): on a million records the two meet near 15,000 matches for a page of 20.
  */
 const RANGE_PROBE_PER_ROW = 1000;
+/** How long a probe's count may answer the count that follows it (in practice the same request, a microtask later). */
+const PROBE_REUSE_MS = 100;
 const RANGE_PROBE_MIN = 2000;
 const RANGE_PROBE_MAX = 200_000;
 
