@@ -182,6 +182,9 @@ export class RecordsService {
     }
     const filtered = Object.keys(filter).length > 0 || search !== undefined;
     const counter = filtered || options.exactTotal === true ? null : await this.counts.findOne({ resourcePath });
+    // A total that must be counted is counted before the page: the embedded store then knows how
+    // many match when it plans the page, without probing the index a second time.
+    const countedFirst = counter === null && mode === 'exact' ? await this.records.count(where, search) : undefined;
     const items = await read(where, find);
     // Once a path has held expiring records, expiry may delete without going through delete():
     // its counter is no longer trusted and the total is counted, as it is for filtered lists.
@@ -190,7 +193,7 @@ export class RecordsService {
       const seen = items.length > 0 ? skip + items.length : 0;
       return { items, total: Math.max(counter.count, seen), ...(mode === 'estimate' ? { totalExact: true } : {}) };
     }
-    if (mode === 'exact') return { items, total: await this.records.count(where, search) };
+    if (mode === 'exact') return { items, total: countedFirst ?? (await this.records.count(where, search)) };
     const cap = skip + ESTIMATE_CAP;
     const counted = await this.records.countUpTo(where, cap, search);
     return { items, total: Math.max(counted, skip + items.length), totalExact: counted < cap };

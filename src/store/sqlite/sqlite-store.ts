@@ -357,13 +357,22 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     };
 
     /**
-     * The last range probe that counted every match (below its bound): a filtered page and then
-     * its total (RecordsService.page) read the range's index entries once, not twice. Keyed by
-     * the query text and its values but the expiry check's clock (the last value of a TTL
-     * collection's WHERE), reused only while nothing has been written and for PROBE_REUSE_MS.
+     * The last exact count of a query's matches, from a count or from a range probe that counted
+     * every match (below its bound): a filtered list's total and its page's probe (RecordsService
+     * counts first) read the range's index entries once, not twice. Keyed by the query text and
+     * its values but the expiry check's clock (the last value of a TTL collection's WHERE), and
+     * recalled only while nothing has been written since and for COUNT_REUSE_MS.
      */
-    let lastProbe: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
+    let lastCount: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
     const valuesKey = (params: readonly SqlValue[]): string => JSON.stringify(spec.ttl ? params.slice(0, -1) : params);
+    const rememberCount = (query: string, params: readonly SqlValue[], n: number): void => {
+      lastCount = { query, values: valuesKey(params), n, stamp: writeStamp(), at: Date.now() };
+    };
+    const recalledCount = (query: string, params: readonly SqlValue[]): number | undefined => {
+      const known = lastCount;
+      if (!known || known.query !== query || Date.now() - known.at > COUNT_REUSE_MS || known.values !== valuesKey(params) || known.stamp !== writeStamp()) return undefined;
+      return known.n;
+    };
 
     // Queries scoped by the collection's scope field may go through a field index (index-plan.ts).
     const planFor = (node: FilterNode, sort: SortSpec | undefined, page?: FindOptions): IndexPlan | null => {
@@ -376,9 +385,10 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       const bound = Math.min(RANGE_PROBE_MAX, Math.max(RANGE_PROBE_MIN, RANGE_PROBE_PER_ROW * ((page.skip ?? 0) + page.limit)));
       const params: SqlValue[] = [];
       const query = `FROM ${from(plan)} WHERE ${where(node, undefined, params, plan)}`;
-      const matches = Number(prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 ${query} LIMIT ${bound})`).get(...params)?.n ?? 0);
+      const known = recalledCount(query, params);
+      const matches = known ?? Number(prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 ${query} LIMIT ${bound})`).get(...params)?.n ?? 0);
       if (matches >= bound) return null;
-      lastProbe = { query, values: valuesKey(params), n: matches, stamp: writeStamp(), at: Date.now() };
+      if (known === undefined) rememberCount(query, params, matches);
       return plan;
     };
     const from = (plan: IndexPlan | null): string => (plan ? `${table} INDEXED BY "${plan.index.name}"` : table);
@@ -433,11 +443,11 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       return planned(() => {
         const params: SqlValue[] = [];
         const query = countQuery(node, search, params);
-        const probe = lastProbe;
-        lastProbe = null;
-        if (probe && probe.query === query && Date.now() - probe.at <= PROBE_REUSE_MS && probe.values === valuesKey(params) && probe.stamp === writeStamp()) return probe.n;
-        const row = prepare(`SELECT COUNT(*) AS n ${query}`).get(...params);
-        return Number(row?.n ?? 0);
+        const known = recalledCount(query, params);
+        if (known !== undefined) return known;
+        const n = Number(prepare(`SELECT COUNT(*) AS n ${query}`).get(...params)?.n ?? 0);
+        rememberCount(query, params, n);
+        return n;
       });
     };
     explainers.set(spec.name, (filter, options = {}) => {
@@ -878,8 +888,8 @@ function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
  * only for the page): on a million records the two meet near 15,000 matches for a page of 20.
  */
 const RANGE_PROBE_PER_ROW = 1000;
-/** How long a probe's count may answer the count that follows it (in practice the same request, a microtask later). */
-const PROBE_REUSE_MS = 100;
+/** How long a count may answer the same count again (in practice within one request, a microtask later). */
+const COUNT_REUSE_MS = 100;
 const RANGE_PROBE_MIN = 2000;
 const RANGE_PROBE_MAX = 200_000;
 
