@@ -361,7 +361,8 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
      * every match (below its bound): a filtered list's total and its page's probe (RecordsService
      * counts first) read the range's index entries once, not twice. Keyed by the query text and
      * its values but the expiry check's clock (the last value of a TTL collection's WHERE), and
-     * recalled only while nothing has been written since and for COUNT_REUSE_MS.
+     * recalled once, only while nothing has been written since and for COUNT_REUSE_MS: it pairs
+     * a count with the plan that follows it, and is no cache of counts across requests.
      */
     let lastCount: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
     const valuesKey = (params: readonly SqlValue[]): string => JSON.stringify(spec.ttl ? params.slice(0, -1) : params);
@@ -370,6 +371,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     };
     const recalledCount = (query: string, params: readonly SqlValue[]): number | undefined => {
       const known = lastCount;
+      lastCount = null;
       if (!known || known.query !== query || Date.now() - known.at > COUNT_REUSE_MS || known.values !== valuesKey(params) || known.stamp !== writeStamp()) return undefined;
       return known.n;
     };
