@@ -14,6 +14,21 @@ const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text
 export const JSON_LINES_TYPE = 'application/x-ndjson';
 const JSON_LINES_TYPES = [JSON_LINES_TYPE, 'application/jsonl', 'application/jsonlines', 'application/json-lines'];
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/** The nesting limit of any request body (middleware/body.ts). */
+const BODY_MAX_DEPTH = 32;
+
+/**
+ * A bundle's records (under `data`) sit three levels down and may be as deep as a record's body:
+ * BUNDLE_MAX_DEPTH there. Its definitions keep the limit of any body, so that what a bundle stores
+ * can be saved again through the API. `check` walks one top-level member with its limit.
+ */
+export function inspectBundle(body: unknown, check: (value: unknown, depth: number, path: string, maxDepth: number) => void): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return check(body, 0, '', BODY_MAX_DEPTH);
+  for (const [key, value] of Object.entries(body)) {
+    if (FORBIDDEN_KEYS.has(key)) return check(body, 0, '', BODY_MAX_DEPTH);
+    check(value, 1, key, key === 'data' ? BUNDLE_MAX_DEPTH : BODY_MAX_DEPTH);
+  }
+}
 
 export function isYamlRequest(ctx: DynContext): boolean {
   return typeof ctx.is(YAML_TYPES) === 'string';
@@ -41,7 +56,7 @@ export async function readBundleBody(ctx: DynContext, limitBytes: number): Promi
   } catch (error) {
     throw badRequest(`Malformed YAML body: ${(error as Error).message.split('\n')[0]}`);
   }
-  inspect(value, 0, '');
+  inspectBundle(value, inspect);
   return value;
 }
 
@@ -63,12 +78,12 @@ async function readText(ctx: DynContext, limitBytes: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function inspect(value: unknown, depth: number, path: string): void {
+function inspect(value: unknown, depth: number, path: string, maxDepth: number): void {
   if (typeof value !== 'object' || value === null) return;
-  if (depth > BUNDLE_MAX_DEPTH) throw badRequest(`Request body is nested more than ${BUNDLE_MAX_DEPTH} levels deep`);
+  if (depth > maxDepth) throw badRequest(`Request body is nested more than ${maxDepth} levels deep`);
   for (const [key, inner] of Object.entries(value)) {
     const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
     if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
-    inspect(inner, depth + 1, at);
+    inspect(inner, depth + 1, at, maxDepth);
   }
 }

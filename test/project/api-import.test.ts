@@ -181,6 +181,11 @@ describe('import', () => {
     const deeper = { ...bundle, data: { '/api/deep': [{ ...bundle.data['/api/deep'][0], extra: { a: deep } }] } };
     const refused = await post(await freshServer(), '/api/project/import?mode=replace', deeper);
     expect(refused.status, refused.text).toBe(400);
+    // Definitions keep the limit of any body: what a bundle stores can be saved through the API again.
+    const deepDefault = { name: 'Deep default', path: '/api/deep-default', method: 'POST', accessType: 'public', schema: { extra: { type: 'json', defaultValue: JSON.parse('{"a":'.repeat(31) + '1' + '}'.repeat(31)) } } };
+    const definition = await post(await freshServer(), '/api/project/apply', { endpoints: [deepDefault] });
+    expect(definition.status, definition.text).toBe(400);
+    expect(definition.body.error).toBe('Request body is nested more than 32 levels deep');
   });
 
   it('records on a parameter path land on the path as requests reach it (`:shopId` is a value, percent-encoded like any other)', async () => {

@@ -2,8 +2,7 @@ import type { Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { isReservedConcretePath } from '../../model/reserved-paths.ts';
-import { isJsonLinesRequest, isYamlRequest } from '../bundle-body.ts';
-import { BUNDLE_MAX_DEPTH } from '../../project/data.ts';
+import { inspectBundle, isJsonLinesRequest, isYamlRequest } from '../bundle-body.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -53,7 +52,7 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     if (listed(rawPaths, ctx.path)) return next();
     if (listed(streamPaths, ctx.path) && isJsonLinesRequest(ctx)) return next();
     const management = isReservedConcretePath(ctx.path);
-    const maxDepth = listed(bundlePaths, ctx.path) ? BUNDLE_MAX_DEPTH : MAX_DEPTH;
+    const bundle = listed(bundlePaths, ctx.path);
     // A dynamic endpoint checks network rules and access before it looks at the body (the spec's
     // order): a body it cannot read is handed on as `bodyError`, for the engine to refuse after
     // them, so a caller the rules keep out learns nothing about what it sent.
@@ -61,7 +60,9 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     try {
       assertJsonType(ctx);
       await parse(ctx as never, async () => {
-        inspect((ctx.request as { body?: unknown }).body, 0, '', management, maxDepth);
+        const body = (ctx.request as { body?: unknown }).body;
+        if (bundle) inspectBundle(body, (value, depth, path, maxDepth) => inspect(value, depth, path, management, maxDepth));
+        else inspect(body, 0, '', management, MAX_DEPTH);
         parsed = true;
         await next();
       });
