@@ -103,7 +103,8 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
 function sharedCodeChanges(root: string, files: Map<string, ProjectFile>, mine: ProjectFile | undefined, handler: string, code: string): boolean {
   if (!someValue(files, (other) => other !== mine && other.handlerFile?.relPath === handler)) return false;
   const abs = join(root, handler);
-  return !existsSync(abs) || readFileSync(abs, 'utf8') !== code;
+  // The loader drops a byte-order mark from the code it reads: so does the comparison.
+  return !existsSync(abs) || readFileSync(abs, 'utf8').replace(/^\uFEFF/, '') !== code;
 }
 
 /** Deletes a definition's file, and its handler file when no other definition uses it. Returns the relPaths removed. */

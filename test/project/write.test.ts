@@ -247,6 +247,15 @@ describe('write-back into existing files', () => {
     expect(writeSpec(dir, 'endpoint', put).changed).toBe(false);
   });
 
+  it('leaves a shared handler file saved with a byte-order mark shared when only the YAML changes', () => {
+    const dir = copyOf('valid');
+    writeFiles(dir, { 'endpoints/orders-put.yaml': read(dir, 'endpoints/orders.yaml').replace('method: POST', 'method: PUT'), 'handlers/orders.js': `\uFEFF${read(dir, 'handlers/orders.js')}` });
+    const spec = byKey(loadProject(dir).bundle, 'POST', '/api/shop/orders');
+    spec.description = 'Orders, placed';
+    expect(writeSpec(dir, 'endpoint', spec)).toMatchObject({ changed: true, handlerFile: 'handlers/orders.js' });
+    expect(existsSync(join(dir, 'endpoints/orders.handler.js'))).toBe(false);
+  });
+
   it('removes a handler file the definition no longer names: a cron job whose action is now an HTTP call', () => {
     const dir = tempDir();
     const job = { name: 'nightly', schedule: '0 3 * * *', action: { type: 'javascript', code: 'log("hi")' } };
