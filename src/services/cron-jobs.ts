@@ -7,6 +7,7 @@ import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { ACTION_SCHEMAS, assertNameNotId, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
+import type { UserDoc } from '../model/records.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -175,7 +176,7 @@ export class CronJobsService {
   async create(input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = await this.validated(() => validateCreate(rest), rest, actor);
+    const valid = await this.validated(() => validateCreate(rest), rest);
     const job = await this.checked({ description: '', timezone: 'UTC', enabled: true, runAs: null, ...valid }, actor, undefined);
     const now = new Date();
     const by = principalUserId(actor.principal ?? undefined);
@@ -203,7 +204,7 @@ export class CronJobsService {
 
   async update(id: string, input: unknown, actor: CronActor): Promise<CronJobDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const valid = await this.validated(() => validateUpdate(rest), rest, actor);
+    const valid = await this.validated(() => validateUpdate(rest), rest);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;
@@ -255,7 +256,7 @@ export class CronJobsService {
    * schedule, time zone and runAs checks find in the fields of the right type (a form shows them
    * all at once); the action is checked only once it has its shape.
    */
-  private async validated<T extends { name?: string }>(validate: () => T, input: unknown, actor: CronActor): Promise<T> {
+  private async validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
     const problems: FieldProblems = [];
     const valid = collect(problems, () => {
       const checked = validate();
@@ -267,7 +268,8 @@ export class CronJobsService {
       const given = input as { schedule?: unknown; timezone?: unknown; runAs?: unknown };
       if (typeof given.schedule === 'string') collect(problems, () => normalSchedule(given.schedule as string));
       if (typeof given.timezone === 'string') collect(problems, () => assertTimezone(given.timezone as string));
-      if (typeof given.runAs === 'string' && given.runAs.trim() !== '') await collectAsync(problems, () => this.assertCanRunAs(given.runAs as string, actor.principal));
+      // Only whether the user exists: whether the caller may run as them (a 403) waits for a valid body.
+      if (typeof given.runAs === 'string' && given.runAs.trim() !== '') await collectAsync(problems, () => this.runAsUser(given.runAs as string));
     }
     throw fieldProblemsError(problems);
   }
@@ -278,7 +280,7 @@ export class CronJobsService {
     const schedule = collect(problems, () => normalSchedule(job.schedule));
     collect(problems, () => assertTimezone(job.timezone));
     const runAs = job.runAs?.trim() || null;
-    if (runAs !== null) await collectAsync(problems, () => this.assertCanRunAs(runAs, actor.principal));
+    const runAsUser = runAs === null ? undefined : await collectAsync(problems, () => this.runAsUser(runAs));
     // Credential headers sent as `(secret)` keep the stored values (a 400 where none is stored).
     const action = collect(problems, () => withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(stored), 'action.headers')));
     if (action !== undefined) {
@@ -290,17 +292,24 @@ export class CronJobsService {
       }
     }
     throwIfProblems(problems);
+    // A 403 only for a job that is otherwise right: it would hide every problem of the body.
+    if (runAsUser !== undefined) await this.assertMayRunAs(runAsUser, actor.principal);
     return { name: job.name, description: job.description, schedule: schedule as string, timezone: job.timezone, enabled: job.enabled, action: action as CronAction, runAs };
   }
 
-  /** Only someone holding at least the runAs user's permissions may make a job act as them. */
-  private async assertCanRunAs(login: string, actor: Principal | null): Promise<void> {
+  /** The runAs user, or a 400 naming the login. */
+  private async runAsUser(login: string): Promise<UserDoc> {
     const user = await this.users.findByLogin(login);
     if (!user) throw badRequest(`Invalid request body: runAs user "${login}" does not exist`, [{ field: 'runAs', message: 'no user with this login' }]);
+    return user;
+  }
+
+  /** Only someone holding at least the runAs user's permissions may make a job act as them. */
+  private async assertMayRunAs(user: UserDoc, actor: Principal | null): Promise<void> {
     if (actor === null) return;
     const permissions: Permission[] = [...(await this.authenticator.permissionsOf(user))].filter(isPermission);
     const missing = missingPermissions(actor, permissions);
-    if (missing.length > 0) throw forbidden(`You cannot make a job run as "${login}": they hold permissions you do not have: ${missing.join(', ')}`);
+    if (missing.length > 0) throw forbidden(`You cannot make a job run as "${user.login}": they hold permissions you do not have: ${missing.join(', ')}`);
   }
 
   private async changed(actor: CronActor, action: string, message: string, statusCode: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 /**
  * A definition with several faults is refused once, with every fault in `details` (a form shows
@@ -58,6 +58,16 @@ describe('every problem at once', () => {
     const shaped = await send('POST', '/api/cron', { name: 'nightly', schedule: 'every night', timezone: 'Mars/Base', action: { type: 'endpoint', path: '/api/x', method: 'GET' } });
     expect(shaped.status, shaped.text).toBe(400);
     expect(fields(shaped)).toEqual(['schedule', 'timezone']);
+    expect((await send('GET', '/api/cron', undefined)).body.meta.total).toBe(0);
+  });
+
+  it("a cron job running as a stronger user: the body's problems first (400), the permission (403) only for a job that is otherwise right", async () => {
+    const editor = await createUserWith(t, ['manage_api']);
+    const faulty = await t.api('POST', '/api/cron', { token: editor.token, body: { name: 'as-admin', schedule: 'nope', runAs: 'admin', action: { type: 'endpoint', path: '/api/x', method: 'GET' } } });
+    expect(faulty.status, faulty.text).toBe(400);
+    expect(fields(faulty)).toEqual(['schedule']);
+    const right = await t.api('POST', '/api/cron', { token: editor.token, body: { name: 'as-admin', schedule: '0 3 * * *', runAs: 'admin', action: { type: 'endpoint', path: '/api/x', method: 'GET' } } });
+    expect(right.status, right.text).toBe(403);
     expect((await send('GET', '/api/cron', undefined)).body.meta.total).toBe(0);
   });
 
