@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { parsePathPattern, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
+import { parsePathPattern, unversionedPaths, versionedPath } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import {
@@ -24,7 +24,7 @@ import { DuplicateKeyError, type Filter, type Page, type Store } from '../store/
 import type { AuditLog } from './audit-log.ts';
 import type { ChangeQueue } from './change-queue.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
-import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, refuse, type RuleProblem } from './endpoint-rules.ts';
+import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, type RuleProblem } from './endpoint-rules.ts';
 import { collect, collectAsync, fieldProblemsError, type FieldProblems } from './field-problems.ts';
 import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
@@ -108,13 +108,6 @@ export function slugify(name: string): string {
       .replace(/^-+|-+$/g, '')
       .slice(0, 200) || 'endpoint'
   );
-}
-
-/** The parsed path, or a 400 (endpoint-rules.ts); shadowing is checked by prepare. */
-function pattern(path: string): PathPattern {
-  const checked = checkEndpointPath(path, { system: true });
-  refuse(checked.problems);
-  return checked.pattern as PathPattern;
 }
 
 /**
@@ -261,8 +254,10 @@ export class EndpointsService {
     const valid = this.validated(validateUpdate, await this.storedInput(rest, problems), problems);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
+    // A path that does not parse is reported by prepare, with every other problem of the input.
+    const newPath = valid.path === undefined ? undefined : checkEndpointPath(valid.path, { system: true }).pattern;
     if (current.isSystem) {
-      const pathChanges = valid.path !== undefined && pattern(valid.path).path !== current.path;
+      const pathChanges = valid.path !== undefined && (newPath?.path ?? valid.path) !== current.path;
       const methodChanges = valid.method !== undefined && valid.method !== current.method;
       if (pathChanges || methodChanges) throw badRequest('A system endpoint cannot change its path or method');
       // Platform code serves these routes: only the descriptive fields mean anything. A field
@@ -280,9 +275,9 @@ export class EndpointsService {
       const inert = (Object.keys(valid) as Array<keyof EndpointInput>).filter((field) => !['name', 'description', 'slug', 'groupId', 'path', 'method'].includes(field) && changes(field));
       if (inert.length > 0) throw badRequest(`A system endpoint is served by the platform: ${inert.join(', ')} cannot be changed (only name, description, slug and groupId)`);
     }
-    if (valid.path !== undefined) {
+    if (newPath !== undefined) {
       const from = parsePathPattern(current.path);
-      const to = pattern(valid.path);
+      const to = newPath;
       const unmapped = to.paramNames.filter((name) => !from.paramNames.includes(name));
       if (to.path !== from.path && unmapped.length > 0 && (await this.records.countOwn(current._id)) > 0) {
         throw badRequest(`Invalid path: this endpoint's records cannot move to ${to.path}: they have no value for :${unmapped.join(', :')}`, [{ field: 'path', message: 'adds parameters its records have no value for' }]);
@@ -459,7 +454,9 @@ export class EndpointsService {
   private validated<T>(validate: (input: unknown) => T, stored: unknown, problems: FieldProblems): T {
     const valid = collect(problems, () => validate(stored));
     if (valid !== undefined) return valid;
-    addRuleProblems(problems, looseRuleProblems(stored));
+    // A field the body's schema already refused is not reported again by the rules.
+    const refused = new Set(problems.flatMap((problem) => problem.details.map((detail) => detail.field)));
+    addRuleProblems(problems, looseRuleProblems(stored).filter((problem) => !refused.has(problem.field)));
     throw fieldProblemsError(problems);
   }
 

@@ -49,6 +49,18 @@ describe('every problem at once', () => {
     expect((await send('GET', '/api/endpoints?limit=1', undefined)).body.meta.total).toBe(before);
   });
 
+  it('an endpoint update: a bad path and a reference to no endpoint, both listed; a field the body refused is named once', async () => {
+    const created = await send('POST', '/api/endpoints', { name: 'Fine', path: '/api/fine', method: 'GET', accessType: 'public', schema: [{ name: 'a', type: 'string' }] });
+    expect(created.status, created.text).toBe(201);
+    const res = await send('PUT', `/api/endpoints/${created.body.data._id}`, { path: '/api/bad path', schema: [{ name: 'owner', type: 'reference', refEndpointId: '0123456789abcdef01234567' }] });
+    expect(res.status, res.text).toBe(400);
+    expect(fields(res)).toEqual(['schema.owner.refEndpointId', 'path']);
+    const once = await send('POST', '/api/endpoints', { name: 'x', path: '/api/once', method: 'GET', accessType: 'group', allowedGroupIds: 'nope', schema: [] });
+    expect(once.status, once.text).toBe(400);
+    expect(fields(once)).toEqual(['allowedGroupIds']);
+    expect((await send('GET', `/api/endpoints/${created.body.data._id}`, undefined)).body.data.path).toBe('/api/fine');
+  });
+
   it('a cron job: a missing action path, a bad schedule, an unknown time zone and an unknown runAs user', async () => {
     const res = await send('POST', '/api/cron', { name: 'nightly', schedule: 'every night', timezone: 'Mars/Base', runAs: 'ghost', action: { type: 'endpoint' } });
     expect(res.status, res.text).toBe(400);
