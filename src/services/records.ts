@@ -193,7 +193,11 @@ export class RecordsService {
       const seen = items.length > 0 ? skip + items.length : 0;
       return { items, total: Math.max(counter.count, seen), ...(mode === 'estimate' ? { totalExact: true } : {}) };
     }
-    if (mode === 'exact') return { items, total: countedFirst ?? (await this.records.count(where, search)) };
+    if (mode === 'exact') {
+      // Counted before the page, a record written in between may be on it: the page bounds the total from below.
+      const seen = items.length > 0 ? skip + items.length : 0;
+      return { items, total: countedFirst === undefined ? await this.records.count(where, search) : Math.max(countedFirst, seen) };
+    }
     const cap = skip + ESTIMATE_CAP;
     const counted = await this.records.countUpTo(where, cap, search);
     return { items, total: Math.max(counted, skip + items.length), totalExact: counted < cap };

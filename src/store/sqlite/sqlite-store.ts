@@ -366,13 +366,14 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
      */
     let lastCount: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
     const valuesKey = (params: readonly SqlValue[]): string => JSON.stringify(spec.ttl ? params.slice(0, -1) : params);
+    // Not inside a transaction: a rollback undoes writes without moving total_changes() back.
     const rememberCount = (query: string, params: readonly SqlValue[], n: number): void => {
-      lastCount = { query, values: valuesKey(params), n, stamp: writeStamp(), at: Date.now() };
+      lastCount = db.isTransaction ? null : { query, values: valuesKey(params), n, stamp: writeStamp(), at: Date.now() };
     };
     const recalledCount = (query: string, params: readonly SqlValue[]): number | undefined => {
       const known = lastCount;
       lastCount = null;
-      if (!known || known.query !== query || Date.now() - known.at > COUNT_REUSE_MS || known.values !== valuesKey(params) || known.stamp !== writeStamp()) return undefined;
+      if (!known || db.isTransaction || known.query !== query || Date.now() - known.at > COUNT_REUSE_MS || known.values !== valuesKey(params) || known.stamp !== writeStamp()) return undefined;
       return known.n;
     };
 
