@@ -19,6 +19,12 @@ export function assertNameNotId(name: string | undefined): void {
   if (name !== undefined && /^[0-9a-f]{24}$/i.test(name)) throw badRequest(`Invalid request body: name ${ID_LIKE_NAME}`, [{ field: 'name', message: ID_LIKE_NAME }]);
 }
 
+/** The validated input, once its name (if it has one) is no id (assertNameNotId). */
+export function withNameNotId<T extends { name?: string }>(valid: T): T {
+  assertNameNotId(valid.name);
+  return valid;
+}
+
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
 export interface JavascriptAction {

@@ -5,7 +5,7 @@
 // cannot reach it.
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { ACTION_SCHEMAS, assertNameNotId, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, withNameNotId, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
 import type { UserDoc } from '../model/records.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
@@ -13,7 +13,7 @@ import { keepSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
-import { collect, collectAsync, fieldProblemsError, throwIfProblems, type FieldProblems } from './field-problems.ts';
+import { collect, collectAsync, throwIfProblems, validatedWithAll, type FieldProblems } from './field-problems.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Authenticator } from './authenticator.ts';
 import type { Revisions } from './revisions.ts';
@@ -252,26 +252,16 @@ export class CronJobsService {
   }
 
   /**
-   * The input validated. When it is not, one 400 lists its problems together with those the
-   * schedule, time zone and runAs checks find in the fields of the right type (a form shows them
-   * all at once); the action is checked only once it has its shape.
+   * The input validated. When it is not, its problems are listed with those the schedule, time
+   * zone and runAs checks find (field-problems.ts); the action is checked once it has its shape.
    */
-  private async validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
-    const problems: FieldProblems = [];
-    const valid = collect(problems, () => {
-      const checked = validate();
-      assertNameNotId(checked.name);
-      return checked;
-    });
-    if (valid !== undefined) return valid;
-    if (typeof input === 'object' && input !== null) {
-      const given = input as { schedule?: unknown; timezone?: unknown; runAs?: unknown };
+  private validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
+    return validatedWithAll(() => withNameNotId(validate()), input, async (given, problems) => {
       if (typeof given.schedule === 'string') collect(problems, () => normalSchedule(given.schedule as string));
       if (typeof given.timezone === 'string') collect(problems, () => assertTimezone(given.timezone as string));
       // Only whether the user exists: whether the caller may run as them (a 403) waits for a valid body.
       if (typeof given.runAs === 'string' && given.runAs.trim() !== '') await collectAsync(problems, () => this.runAsUser(given.runAs as string));
-    }
-    throw fieldProblemsError(problems);
+    });
   }
 
   /** `stored`: the job's action now, whose credential headers an HTTP action sent with `(secret)` keeps. */

@@ -5,7 +5,7 @@
 // supplied by src/automation, which this layer cannot reach).
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { assertNameNotId } from '../model/cron-job.ts';
+import { withNameNotId } from '../model/cron-job.ts';
 import { hasAnyPermission, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -14,7 +14,7 @@ import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
 import type { Revisions } from './revisions.ts';
-import { collect, fieldProblemsError, throwIfProblems, type FieldProblems } from './field-problems.ts';
+import { throwIfProblems, validatedWithAll, type FieldProblems } from './field-problems.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 
 export interface WebhookInput {
@@ -230,20 +230,9 @@ export class WebhooksService {
     else await this.hooks.updateOne({ _id: hookId }, { $set: set, $inc: { consecutiveFailures: 1 } });
   }
 
-  /**
-   * The input validated. When it is not, one 400 lists its problems together with those the
-   * checks beyond the schema find in the fields of the right type (a form shows them all at once).
-   */
-  private async validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
-    const problems: FieldProblems = [];
-    const valid = collect(problems, () => {
-      const checked = validate();
-      assertNameNotId(checked.name);
-      return checked;
-    });
-    if (valid !== undefined) return valid;
-    if (typeof input === 'object' && input !== null) await this.beyondSchema(input as { url?: unknown; headers?: unknown }, problems);
-    throw fieldProblemsError(problems);
+  /** The input validated. When it is not, its problems are listed with those of beyondSchema (field-problems.ts). */
+  private validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
+    return validatedWithAll(() => withNameNotId(validate()), input, (given, problems) => this.beyondSchema(given, problems));
   }
 
   /** Headers, URL: what validation alone cannot check. */
