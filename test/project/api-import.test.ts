@@ -159,6 +159,26 @@ describe('import', () => {
     expect((await post(target, '/api/project/import?mode=merge', { data: { '/api/items': [{ _id: 'dddddddddddddddddddddddd', $x: 1 }] } })).status).toBe(400);
   });
 
+  it("a json field's `__proto__` key is data: a JSON export of such a record imports again; a definition may not hold one", async () => {
+    const source2 = await freshServer();
+    const items = { name: 'Protos', path: '/api/protos', method: 'POST', accessType: 'public', schema: { extra: { type: 'json' } } };
+    expect((await post(source2, '/api/project/apply', { endpoints: [items, { ...items, method: 'GET' }] })).status).toBe(200);
+    const created = await source2.api('POST', '/api/protos', { rawBody: '{"extra":{"__proto__":{"x":1},"a":2}}' });
+    expect(created.status, created.text).toBe(201);
+    const exported = await source2.api('GET', '/api/project/export?format=json&data=true', { token: await source2.adminToken() });
+    const target = await freshServer();
+    const res = await target.api('POST', '/api/project/import?mode=replace', { token: await target.adminToken(), rawBody: JSON.stringify(exported.body.data) });
+    expect(res.status, res.text).toBe(200);
+    const read = await target.api('GET', `/api/protos/${created.body.data._id}`);
+    expect(read.text).toContain('"extra":{"__proto__":{"x":1},"a":2}');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+    // Outside the records, and at a record's top, the key is refused as before.
+    const inDefinition = await target.api('POST', '/api/project/import?mode=merge', { token: await target.adminToken(), rawBody: '{"endpoints":[{"__proto__":{"x":1}}]}' });
+    expect(inDefinition.status, inDefinition.text).toBe(400);
+    const atTop = await target.api('POST', '/api/project/import?mode=merge', { token: await target.adminToken(), rawBody: `{"data":{"/api/protos":[{"_id":"dddddddddddddddddddddddd","__proto__":{"x":1}}]}}` });
+    expect(atTop.status, atTop.text).toBe(400);
+  });
+
   it('a record nested as deep as a record may be exports and imports again, as JSON and as YAML; deeper is a 400', async () => {
     const source2 = await freshServer();
     const items = { name: 'Deep', path: '/api/deep', method: 'POST', accessType: 'public', schema: { extra: { type: 'json' } } };

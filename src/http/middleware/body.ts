@@ -24,6 +24,10 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * bundles, whose records sit deeper than a record's own body (BUNDLE_MAX_DEPTH).
  */
 export function jsonBody(limitBytes: number, options: { rawPaths?: readonly string[]; streamPaths?: readonly string[]; bundlePaths?: readonly string[] } = {}) {
+  const rawPaths = new Set(options.rawPaths);
+  const streamPaths = new Set(options.streamPaths);
+  const bundlePaths = new Set(options.bundlePaths);
+  const listed = (paths: Set<string>, path: string): boolean => paths.size > 0 && (paths.has(path) || (path.endsWith('/') && paths.has(path.slice(0, -1))));
   const parse = koaBody({
     json: true,
     urlencoded: false,
@@ -34,19 +38,16 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never[],
     onError: (error, ctx) => {
       // co-body's parser (bourne) refuses `__proto__` outright; a dynamic endpoint's json field
-      // may hold one as data, so the text it already read is parsed again by JSON.parse.
+      // may hold one as data (and so may the records of a bundle, which export such values), so
+      // the text it already read is parsed again by JSON.parse (an own property, no prototype).
       const text = (error as Error & { body?: unknown }).body;
-      if (/forbidden prototype property/.test(error.message) && typeof text === 'string' && !isReservedConcretePath(ctx.path)) {
+      if (/forbidden prototype property/.test(error.message) && typeof text === 'string' && (!isReservedConcretePath(ctx.path) || listed(bundlePaths, ctx.path))) {
         (ctx.request as { body?: unknown }).body = JSON.parse(text);
         return;
       }
       throw parseFailure(error, limitBytes);
     },
   });
-  const rawPaths = new Set(options.rawPaths);
-  const streamPaths = new Set(options.streamPaths);
-  const bundlePaths = new Set(options.bundlePaths);
-  const listed = (paths: Set<string>, path: string): boolean => paths.size > 0 && (paths.has(path) || (path.endsWith('/') && paths.has(path.slice(0, -1))));
   return async (ctx: DynContext, next: Next): Promise<void> => {
     if (!BODY_METHODS.has(ctx.method)) return next(); // reads carry no body: skip the parser
     if (listed(rawPaths, ctx.path)) return next();
@@ -61,7 +62,8 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
       assertJsonType(ctx);
       await parse(ctx as never, async () => {
         const body = (ctx.request as { body?: unknown }).body;
-        if (bundle) inspectBundle(body, (value, depth, path, maxDepth) => inspect(value, depth, path, management, maxDepth));
+        // Under `data`, keys below a record's top are data (project/data.ts checks the top).
+        if (bundle) inspectBundle(body, (value, depth, path, maxDepth) => inspect(value, depth, path, management && path !== 'data', maxDepth));
         else inspect(body, 0, '', management, MAX_DEPTH);
         parsed = true;
         await next();
