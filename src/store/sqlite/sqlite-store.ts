@@ -366,9 +366,10 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
      */
     let lastCount: { query: string; values: string; n: number; stamp: string; at: number } | null = null;
     const valuesKey = (params: readonly SqlValue[]): string => JSON.stringify(spec.ttl ? params.slice(0, -1) : params);
-    // Not inside a transaction: a rollback undoes writes without moving total_changes() back.
+    // Only where a plan may read it (a collection with field indexes), and not inside a
+    // transaction: a rollback undoes writes without moving total_changes() back.
     const rememberCount = (query: string, params: readonly SqlValue[], n: number): void => {
-      lastCount = db.isTransaction ? null : { query, values: valuesKey(params), n, stamp: writeStamp(), at: Date.now() };
+      lastCount = !spec.fieldIndexes || db.isTransaction ? null : { query, values: valuesKey(params), n, stamp: writeStamp(), at: Date.now() };
     };
     const recalledCount = (query: string, params: readonly SqlValue[]): number | undefined => {
       const known = lastCount;
@@ -891,10 +892,10 @@ function moveSql(move: StagedMove): { sql: string; params: SqlValue[] } {
  * only for the page): on a million records the two meet near 15,000 matches for a page of 20.
  */
 const RANGE_PROBE_PER_ROW = 1000;
-/** How long a count may answer the same count again (in practice within one request, a microtask later). */
-const COUNT_REUSE_MS = 100;
 const RANGE_PROBE_MIN = 2000;
 const RANGE_PROBE_MAX = 200_000;
+/** How long a count may answer the same count again (in practice within one request, a microtask later). */
+const COUNT_REUSE_MS = 100;
 
 /** How one JsonView is read from a collection's columns (built once per view). */
 interface ViewPlan {
