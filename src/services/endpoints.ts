@@ -25,7 +25,7 @@ import type { AuditLog } from './audit-log.ts';
 import type { ChangeQueue } from './change-queue.ts';
 import { mergeNetworkAccess } from './endpoint-groups.ts';
 import { checkEndpointPath, checkEndpointSchema, checkGroupAccess, checkHandlerCode, type RuleProblem } from './endpoint-rules.ts';
-import { collect, collectAsync, fieldProblemsError, type FieldProblems } from './field-problems.ts';
+import { collect, collectAsync, fieldProblemsError, validatedWithAll, type FieldProblems } from './field-problems.ts';
 import { asksForIndexes, RecordIndexes } from './record-indexes.ts';
 import { assertNoIdOnCreate, assertShownUnchanged, setShownFieldsAside } from './shown-fields.ts';
 import type { RecordsService } from './records.ts';
@@ -235,7 +235,7 @@ export class EndpointsService {
     assertNoIdOnCreate(shown);
     if (shown.isSystem !== undefined && shown.isSystem !== false) throw badRequest('Invalid request body: isSystem can only be false: system endpoints are the platform\'s own', [{ field: 'isSystem', message: 'can only be false' }]);
     const problems: FieldProblems = [];
-    const valid = this.validated(validateCreate, await this.storedInput(rest, problems), problems);
+    const valid = await this.validated(validateCreate, await this.storedInput(rest, problems), problems);
     const doc = await this.prepare(valid, null, problems);
     try {
       const created = await this.withIndexes(null, doc, () => this.endpoints.insertOne(doc));
@@ -251,7 +251,7 @@ export class EndpointsService {
   private async updateNow(id: string, input: unknown, actor: Actor): Promise<EndpointDoc> {
     const { rest, shown } = setShownFieldsAside(input, SHOWN_NAMED, SHOWN_KEPT);
     const problems: FieldProblems = [];
-    const valid = this.validated(validateUpdate, await this.storedInput(rest, problems), problems);
+    const valid = await this.validated(validateUpdate, await this.storedInput(rest, problems), problems);
     const current = await this.get(id);
     assertShownUnchanged(shown, current);
     // A path that does not parse is reported by prepare, with every other problem of the input.
@@ -448,16 +448,15 @@ export class EndpointsService {
   }
 
   /**
-   * The input validated. When it is not, one 400 lists its problems (and the conversion's, given)
-   * together with every problem the store-free rules find in the fields it sent.
+   * The input validated. When it is not, one 400 lists its problems (after the conversion's,
+   * given) together with every problem the store-free rules find in the fields it sent.
    */
-  private validated<T>(validate: (input: unknown) => T, stored: unknown, problems: FieldProblems): T {
-    const valid = collect(problems, () => validate(stored));
-    if (valid !== undefined) return valid;
-    // A field the body's schema already refused is not reported again by the rules.
-    const refused = new Set(problems.flatMap((problem) => problem.details.map((detail) => detail.field)));
-    addRuleProblems(problems, looseRuleProblems(stored).filter((problem) => !refused.has(problem.field)));
-    throw fieldProblemsError(problems);
+  private validated<T>(validate: (input: unknown) => T, stored: unknown, problems: FieldProblems): Promise<T> {
+    return validatedWithAll(() => validate(stored), stored, (_given, found) => {
+      // A field the body's schema already refused is not reported again by the rules.
+      const refused = new Set(found.flatMap((problem) => problem.details.map((detail) => detail.field)));
+      addRuleProblems(found, looseRuleProblems(stored).filter((problem) => !refused.has(problem.field)));
+    }, problems);
   }
 
   /**

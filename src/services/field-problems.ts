@@ -41,10 +41,15 @@ export function throwIfProblems(problems: FieldProblems): void {
 
 /**
  * The input as `validate` returns it. When it throws a 400, one 400 lists its problems together
- * with those `alsoCheck` finds in the input's members of the right type (a form shows them all).
+ * with those `alsoCheck` finds in the input's members of the right type (a form shows them all),
+ * after any `problems` found before.
  */
-export async function validatedWithAll<T>(validate: () => T, input: unknown, alsoCheck: (given: Record<string, unknown>, problems: FieldProblems) => Promise<void> | void): Promise<T> {
-  const problems: FieldProblems = [];
+export async function validatedWithAll<T>(
+  validate: () => T,
+  input: unknown,
+  alsoCheck: (given: Record<string, unknown>, problems: FieldProblems) => Promise<void> | void,
+  problems: FieldProblems = [],
+): Promise<T> {
   const valid = collect(problems, validate);
   if (valid !== undefined) return valid;
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) await alsoCheck(input as Record<string, unknown>, problems);
