@@ -463,8 +463,9 @@ class SourceRecorder {
   }
 
   readonly record: WriteRecorder = ({ abs, text, file, value }) => {
-    const digest = hashText(text);
-    this.hashes.set(resolve(abs), digest);
+    this.hashes.set(resolve(abs), hashText(text));
+    // The loader hashes a file's text without its byte-order mark.
+    const digest = hashText(text.replace(/^\uFEFF/, ''));
     const relPath = relative(this.dir, abs).split(sep).join('/');
     if (file === 'handler') this.sources.handlers.set(relPath, digest);
     else if (value !== undefined) this.sources.files.set(relPath, { hash: digest, value });

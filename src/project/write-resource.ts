@@ -2,7 +2,7 @@
 // back into its file — shared fields stay shared while the methods agree, a field one method no
 // longer shares becomes that method's own (`methods: {POST: {accessType: group}}`) — and a method
 // deleted through the API leaves the `methods` list. The file stays one file.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
@@ -13,7 +13,7 @@ import type { NormalEndpoint } from './normalize.ts';
 import { resolvePlaceholders } from './placeholders.ts';
 import { expandResource, foldResource } from './resource-file.ts';
 import { readSchema } from './schema-files.ts';
-import { handlerPath, schemaComment, SCHEMA_LINE, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, readKeepingBom, schemaComment, SCHEMA_LINE, TO_STRING, writeCode, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 import { PARSE_OPTIONS, parseYaml } from './yaml-source.ts';
 
 const RESOURCE_SCHEMA = 'resource.schema.json';
@@ -76,7 +76,7 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
  * deletes the file.
  */
 export function removeResourceMethod(abs: string, method: string): boolean {
-  const old = readFileSync(abs, 'utf8');
+  const { raw, old = '', bom } = readKeepingBom(abs);
   const schemaLine = SCHEMA_LINE.exec(old)?.[0] ?? '';
   const doc = parseDocument(old.slice(schemaLine.length), PARSE_OPTIONS);
   if (doc.errors.length > 0 || !isMap(doc.contents)) throw new Error(`${abs} cannot be read as a resource file; ${method} was not taken out of it`);
@@ -90,7 +90,7 @@ export function removeResourceMethod(abs: string, method: string): boolean {
     left = methods.items.length;
   }
   if (left === 0) return false;
-  writeIfDifferent(abs, `${schemaLine}${doc.toString(TO_STRING)}`, old);
+  writeIfDifferent(abs, `${bom}${schemaLine}${doc.toString(TO_STRING)}`, raw);
   return true;
 }
 
@@ -101,7 +101,7 @@ function withHandlerCode(root: string, relPath: string, spec: Raw): Raw {
   const { file, ...rest } = handler;
   let code = '';
   try {
-    code = readFileSync(join(root, handlerPath(root, relPath, file)), 'utf8');
+    code = readFileSync(join(root, handlerPath(root, relPath, file)), 'utf8').replace(/^\uFEFF/, '');
   } catch {
     // Left to the loader, which reports it.
   }
@@ -121,16 +121,35 @@ function keepPlaceholders(spec: NormalEndpoint, before: NormalEndpoint | undefin
 
 /**
  * A handler where the file had one in a .js file keeps it there (the new code written into it);
- * a new one goes to `<file>[-<method>].handler.js` when handlers are kept in files. Returns whether
- * a handler file changed.
+ * a new one goes to `<file>[-<method>].handler.js` when handlers are kept in files. Changed code
+ * of a .js file that a definition of another file names too goes to that new name (inline when
+ * it is taken), or the other definition would change with it. Returns whether a handler file changed.
  */
-function handlerToFile(root: string, relPath: string, place: { value: Raw; old: unknown; suffix: string }, stem: string, options: WriteOptions): boolean {
+function handlerToFile(root: string, relPath: string, place: { value: Raw; old: unknown; suffix: string }, stem: string, options: WriteOptions & { files: Map<string, ProjectFile> }): boolean {
   const handler = place.value.handler;
   if (!isPlainObject(handler) || typeof handler.code !== 'string') return false;
-  const oldRef = isPlainObject(place.old) && typeof place.old.file === 'string' ? place.old.file : undefined;
-  const ref = oldRef ?? (options.handlers === 'file' && handler.code !== '' ? `./${stem}${place.suffix}.handler.js` : undefined);
+  const { code, ...rest } = handler as Raw & { code: string };
+  const ownRef = `./${stem}${place.suffix}.handler.js`;
+  let ref = isPlainObject(place.old) && typeof place.old.file === 'string' ? place.old.file : undefined;
+  if (ref !== undefined && sharedWithAnotherFile(root, relPath, handlerPath(root, relPath, ref), code, options.files)) {
+    const own = handlerPath(root, relPath, ownRef);
+    ref = namesHandler(options.files, own) || existsSync(join(root, own)) ? undefined : ownRef;
+    if (ref === undefined) return false;
+  }
+  ref ??= options.handlers === 'file' && code !== '' ? ownRef : undefined;
   if (ref === undefined) return false;
-  const { code, ...rest } = handler;
   place.value.handler = { ...rest, file: ref };
-  return writeIfDifferent(join(root, handlerPath(root, relPath, ref)), code as string);
+  return writeCode(join(root, handlerPath(root, relPath, ref)), code) !== undefined;
+}
+
+/** True when `code` would change a handler file that a definition outside the resource file also names. */
+function sharedWithAnotherFile(root: string, relPath: string, handler: string, code: string, files: Map<string, ProjectFile>): boolean {
+  let shared = false;
+  for (const other of files.values()) if (other.relPath !== relPath && other.handlerFile?.relPath === handler) shared = true;
+  return shared && readKeepingBom(join(root, handler)).old !== code;
+}
+
+function namesHandler(files: Map<string, ProjectFile>, handler: string): boolean {
+  for (const other of files.values()) if (other.handlerFile?.relPath === handler) return true;
+  return false;
 }

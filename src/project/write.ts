@@ -6,7 +6,7 @@ import { loadProject, projectFileKey, type ProjectFile } from './files.ts';
 import { orderKeys } from './key-order.ts';
 import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
-import { handlerPath, isPlainObject, schemaComment, WriteBatch, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, isPlainObject, schemaComment, WriteBatch, writeCode, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 
 export { handlerPath, SCHEMA_LINE, schemaComment, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
 
@@ -80,8 +80,9 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   let codeChanged = false;
   if (handlerFile && typeof handlerFile.code === 'string') {
     const abs = join(root, handlerFile.relPath);
-    codeChanged = writeIfDifferent(abs, handlerFile.code, undefined, options.batch);
-    if (codeChanged) options.record?.({ abs, text: handlerFile.code, file: 'handler' });
+    const written = writeCode(abs, handlerFile.code, options.batch);
+    codeChanged = written !== undefined;
+    if (written !== undefined) options.record?.({ abs, text: written, file: 'handler' });
   }
   takenNames.get(files)?.add(relPath, handlerFile?.relPath);
   const before = existing?.handlerFile?.relPath;

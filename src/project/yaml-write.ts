@@ -31,7 +31,10 @@ export interface WriteOptions extends LoadOptions {
   batch?: WriteBatch;
 }
 
-/** `value`: a new YAML file's value (it reads back as that); absent when it must be parsed to be known. */
+/**
+ * `text`: the file's text as written (a byte-order mark included); `value`: a new YAML file's
+ * value (it reads back as that); absent when it must be parsed to be known.
+ */
 export type WriteRecorder = (written: { abs: string; text: string; file: 'yaml' | 'handler'; value?: unknown }) => void;
 
 export interface WriteResult {
@@ -88,9 +91,31 @@ export function handlerPath(root: string, relPath: string, ref: string): string 
   return toPosix(relative(root, abs));
 }
 
+const BOM = '\uFEFF';
+
+/**
+ * A file's text without its byte-order mark, and the mark (or ''): an editor that saved one gets
+ * it back when the file is rewritten, so a write-back is not a whole-file diff.
+ */
+export function readKeepingBom(abs: string): { raw: string | undefined; old: string | undefined; bom: string } {
+  const raw = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
+  const bom = raw?.startsWith(BOM) ? BOM : '';
+  return { raw, old: raw?.slice(bom.length), bom };
+}
+
+/**
+ * A handler file's code, written when it differs from what the file holds (its byte-order mark
+ * kept). Returns the text written, or undefined when the file already held the code.
+ */
+export function writeCode(abs: string, code: string, batch?: WriteBatch): string | undefined {
+  const { raw, bom } = readKeepingBom(abs);
+  const text = `${bom}${code}`;
+  return writeIfDifferent(abs, text, raw, batch) ? text : undefined;
+}
+
 /** Returns whether the file changed. */
 export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined, record?: WriteRecorder, batch?: WriteBatch): boolean {
-  const old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined;
+  const { raw, old, bom } = readKeepingBom(abs);
   let text: string | undefined;
   if (old !== undefined) {
     const schemaLine = SCHEMA_LINE.exec(old)?.[0];
@@ -106,13 +131,14 @@ export function writeYaml(abs: string, value: unknown, header: () => string, pla
     }
   }
   if (text !== undefined) {
-    const changed = writeIfDifferent(abs, text, old, batch);
+    text = `${bom}${text}`;
+    const changed = writeIfDifferent(abs, text, raw, batch);
     // Merged into an existing file: what it holds now is known by parsing it back (a load does).
     if (changed) record?.({ abs, text, file: 'yaml' });
     return changed;
   }
-  text = `${header()}\n${new Document(value).toString(TO_STRING)}`;
-  const changed = writeIfDifferent(abs, text, old, batch);
+  text = `${bom}${header()}\n${new Document(value).toString(TO_STRING)}`;
+  const changed = writeIfDifferent(abs, text, raw, batch);
   // A new document: its YAML reads back as the value written (JSON values; undefined left out).
   if (changed) record?.({ abs, text, file: 'yaml', value: JSON.parse(JSON.stringify(value)) as unknown });
   return changed;

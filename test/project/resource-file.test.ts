@@ -222,6 +222,60 @@ schema:
     expect(read(dir, 'endpoints/books.yaml')).toBe(BOOKS);
   });
 
+  it('keeps the byte-order mark of a resource file and of its handler file', () => {
+    const handler = 'async function handler() {\n  return { status: 201, data: {} };\n}\n';
+    const dir = project({
+      'endpoints/books.yaml': `\uFEFF${BOOKS.replace('schema:\n', 'handler: {enabled: true, file: ./books.handler.js}\nschema:\n')}`,
+      'endpoints/books.handler.js': `\uFEFF${handler}`,
+    });
+    const before = snapshot(dir);
+    // Read as the loader reads it (without the mark), the handler is unchanged: nothing is written.
+    expect(writeProject(dir, loadProject(dir).bundle).written).toEqual([]);
+    expect(snapshot(dir)).toEqual(before);
+    writeSpec(dir, 'endpoint', { ...spec(dir, 'POST'), accessType: 'public' });
+    expect(read(dir, 'endpoints/books.yaml')).toMatch(/^\uFEFF# yaml-language-server: \$schema=\S+\n# the books of the shop\nname: books\n/);
+    expect(read(dir, 'endpoints/books.yaml')).toContain('  POST:\n    accessType: public\n');
+    expect(read(dir, 'endpoints/books.handler.js')).toBe(`\uFEFF${handler}`);
+    expect(removeSpec(dir, 'endpoint', 'DELETE /api/books')).toEqual([]);
+    expect(read(dir, 'endpoints/books.yaml').startsWith('\uFEFF# yaml-language-server:')).toBe(true);
+    expect(read(dir, 'endpoints/books.yaml').match(/yaml-language-server/g)).toHaveLength(1);
+    expect(loadProject(dir).problems).toEqual([]);
+  });
+
+  it('gives changed code a file of its own when a definition of another file runs the same handler file', () => {
+    const shared = 'async function handler() {\n  return { status: 201, data: {} };\n}\n';
+    const dir = project({
+      'endpoints/items.yaml': 'name: items\npath: /api/items\naccessType: public\nschema: {}\nmethods:\n  GET: {}\n  POST:\n    handler: {enabled: true, file: ../handlers/create.js}\n',
+      'endpoints/notes.yaml': 'name: Create notes\npath: /api/notes\nmethod: POST\naccessType: public\nschema: {}\nhandler: {enabled: true, file: ../handlers/create.js}\n',
+      'handlers/create.js': shared,
+    });
+    const post = spec(dir, 'POST');
+    const code = shared.replace('201', '202');
+    writeSpec(dir, 'endpoint', { ...post, handler: { enabled: true, code } });
+    expect(read(dir, 'handlers/create.js')).toBe(shared);
+    expect(read(dir, 'endpoints/items.yaml')).toContain('    handler: {enabled: true, file: ./items-post.handler.js}\n');
+    expect(read(dir, 'endpoints/items-post.handler.js')).toBe(code);
+    const loaded = loadProject(dir);
+    expect(loaded.problems).toEqual([]);
+    expect(loaded.bundle.endpoints.find((e) => e.path === '/api/notes')?.handler?.code).toBe(shared);
+    expect(loaded.bundle.endpoints.find((e) => e.path === '/api/items' && e.method === 'POST')?.handler?.code).toBe(code);
+  });
+
+  it('keeps changed code inline when the own file name of a shared handler is taken', () => {
+    const shared = 'async function handler() {\n  return { status: 201, data: {} };\n}\n';
+    const dir = project({
+      'endpoints/items.yaml': 'name: items\npath: /api/items\naccessType: public\nschema: {}\nmethods:\n  GET: {}\n  POST:\n    handler: {enabled: true, file: ../handlers/create.js}\n',
+      'endpoints/notes.yaml': 'name: Create notes\npath: /api/notes\nmethod: POST\naccessType: public\nschema: {}\nhandler: {enabled: true, file: ../handlers/create.js}\n',
+      'endpoints/items-post.handler.js': '// not ours\n',
+      'handlers/create.js': shared,
+    });
+    const code = shared.replace('201', '202');
+    writeSpec(dir, 'endpoint', { ...spec(dir, 'POST'), handler: { enabled: true, code } });
+    expect(read(dir, 'handlers/create.js')).toBe(shared);
+    expect(read(dir, 'endpoints/items-post.handler.js')).toBe('// not ours\n');
+    expect(loadProject(dir).bundle.endpoints.find((e) => e.path === '/api/items' && e.method === 'POST')?.handler?.code).toBe(code);
+  });
+
   it("keeps a method's changed handler code in its handler file", () => {
     const dir = project({
       'endpoints/items.yaml': 'name: items\npath: /api/items\naccessType: public\nschema: {}\nmethods:\n  GET: {}\n  POST:\n    handler: {enabled: true, file: ./items-post.handler.js}\n',

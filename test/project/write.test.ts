@@ -205,6 +205,26 @@ describe('write-back into existing files', () => {
     expect(loadProject(dir).bundle.endpoints.find((e) => e.method === 'GET' && e.path === '/api/shop/products')).toEqual(spec);
   });
 
+  it('keeps the byte-order mark of a file saved with one, and its schema line once', () => {
+    const dir = copyOf('valid');
+    const original = read(dir, 'endpoints/products.yaml');
+    writeFiles(dir, { 'endpoints/products.yaml': `\uFEFF${original}`, 'handlers/orders.js': `\uFEFF${read(dir, 'handlers/orders.js')}` });
+    const products = byKey(valid(), 'GET', '/api/shop/products');
+    products.description = 'Products, newest first';
+    expect(writeSpec(dir, 'endpoint', products).changed).toBe(true);
+    expect(read(dir, 'endpoints/products.yaml')).toBe(`\uFEFF${original.replace('name: List products\n', 'name: List products\ndescription: Products, newest first\n')}`);
+    // Unchanged code leaves the file as it is; changed code keeps the mark.
+    const orders = byKey(valid(), 'POST', '/api/shop/orders');
+    expect(writeSpec(dir, 'endpoint', orders).changed).toBe(false);
+    orders.handler = { enabled: true, code: orders.handler!.code!.replace("'placed'", "'new'") };
+    expect(writeSpec(dir, 'endpoint', orders).changed).toBe(true);
+    expect(read(dir, 'handlers/orders.js')).toBe(`\uFEFF${orders.handler.code}`);
+    const loaded = loadProject(dir);
+    expect(loaded.problems).toEqual([]);
+    expect(byKey(loaded.bundle, 'GET', '/api/shop/products')).toEqual(products);
+    expect(byKey(loaded.bundle, 'POST', '/api/shop/orders')).toEqual(orders);
+  });
+
   it('keeps a changed value\'s own comment, and the comments before the first key', () => {
     const dir = copyOf('valid');
     writeSpec(dir, 'endpoint', { ...byKey(valid(), 'GET', '/api/shop/products'), group: 'Shop' });
