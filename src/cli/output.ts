@@ -99,19 +99,27 @@ export class Output {
 
 /**
  * Text for a person's terminal with every control character shown as an escape (`\u001b`),
- * except line breaks, tabs and the colour codes `paint` makes (bold, dim, six colours, resets): values come from the server and
+ * the invisible ones too (see oneLine), except line breaks, tabs and the colour codes `paint` makes (bold, dim, six colours, resets): values come from the server and
  * anyone may have written them (a login tried, a profile name), and a raw ESC there could retitle
  * the window, move the cursor or hide lines of the output.
  */
 export function terminalSafe(text: string): string {
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/\x1b\[(?:1|2|22|3[1-6]|39)m|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (match) => (match.length > 1 ? match : escaped(match)));
+  return text.replace(/\x1b\[(?:1|2|22|3[1-6]|39)m|[\x00-\x08\x0b-\x1f\x7f-\x9f]|[\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g, (match) =>
+    match.length > 1 ? match : escaped(match),
+  );
 }
 
-/** A table cell or a value inside a line: on one line, every control character (line breaks too) shown as an escape. */
+/**
+ * A table cell or a value inside a line: on one line, every control character (line breaks too)
+ * shown as an escape. So are the invisible ones that reorder or hide text (bidi overrides and
+ * isolates, direction marks, zero-width space, word joiner, byte-order mark), with which a login
+ * or a name could be made to read as another; the zero-width joiner and non-joiner stay, as
+ * scripts and emoji need them.
+ */
 export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, escaped);
+  return text.replace(/[\x00-\x1f\x7f-\x9f]|[\u061c\u200b\u200e\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]/g, escaped);
 }
 
 function escaped(char: string): string {

@@ -98,14 +98,14 @@ describe('dynctl logs', () => {
   });
 
   it('shows control characters from the log as escapes: a login tried by anyone cannot drive the terminal or forge lines', async () => {
-    const login = 'esc\u001b]0;PWNED\u0007\u001b[31mRED\nforged line';
+    const login = 'esc\u001b]0;PWNED\u0007\u001b[31mRED\nforged line\u202etxt.exe';
     expect((await server.api('POST', '/api/auth/login', { body: { login, password: 'wrong-password-1' } })).status).toBe(401);
     const result = await cli.run(['logs', '--action', 'login_failed', '--limit', '5']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toContain('\u001b]');
     expect(result.stdout).not.toContain('\u0007');
     expect(result.stdout).not.toMatch(/^forged line/m);
-    expect(result.stdout).toContain('esc\\u001b]0;pwned\\u0007\\u001b[31mred\\u000aforged line');
+    expect(result.stdout).toContain('esc\\u001b]0;pwned\\u0007\\u001b[31mred\\u000aforged line\\u202etxt.exe');
   });
 
   it('--follow prints new entries as they come and stops on Ctrl-C', async () => {

@@ -163,6 +163,11 @@ describe('dynctl tui: endpoints', () => {
       expect(replaced).toContain('e: edit id, body');
       const stored = await server.api('GET', `/api/shop/products/${id}`);
       expect(stored.body.data).toMatchObject({ title: 'Middlemarch (2nd ed.)', price: 7 });
+      // Sent again without the id: the problem is shown, not the answer to the earlier call.
+      await tui.press('e', '\u0015', KEY.enter, KEY.enter);
+      const refused = await tui.waitFor('Record id is needed');
+      expect(refused).not.toContain('Status 200');
+      expect(refused).not.toContain('"title": "Middlemarch (2nd ed.)"');
     } finally {
       tui.unmount();
     }

@@ -25,6 +25,10 @@ describe('tui text helpers', () => {
     { name: 'a C1 CSI', text: 'a\u009b2Jb', expected: String.raw`a\u009b2Jb` },
     { name: 'a carriage return and a line break', text: 'a\rb\nc', expected: String.raw`a\u000db\u000ac` },
     { name: 'DEL and NUL', text: '\u007f\u0000', expected: String.raw`\u007f\u0000` },
+    { name: 'a right-to-left override (text that reads as other text)', text: 'admin\u202eexe.txt', expected: String.raw`admin\u202eexe.txt` },
+    { name: 'isolates, direction marks and a line separator', text: '\u2066a\u2069\u200f\u061c\u2028', expected: String.raw`\u2066a\u2069\u200f\u061c\u2028` },
+    { name: 'a zero-width space, a word joiner and a byte-order mark', text: 'ad\u200bmin\u2060\ufeff', expected: String.raw`ad\u200bmin\u2060\ufeff` },
+    { name: 'an emoji sequence with zero-width joiners, unchanged', text: '👩\u200d💻', expected: '👩\u200d💻' },
     { name: 'plain text, unchanged', text: 'Dune — €9.50', expected: 'Dune — €9.50' },
   ])('safe: shows $name as escapes', ({ text, expected }) => {
     expect(safe(text)).toBe(expected);

@@ -285,8 +285,9 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
     problem ? h(Text, { color: tone('red') }, safe(problem)) : null,
     test.busy ? h(Busy, { label: 'running' }) : null,
     test.cancelled ? h(Text, { dimColor: true }, 'cancelled') : null,
-    test.error ? h(ErrorView, { error: test.error }) : null,
-    result
+    // A problem with the form means nothing was sent: an earlier call's answer would read as this one's.
+    test.error && !problem ? h(ErrorView, { error: test.error }) : null,
+    result && !problem
       ? h(
           Box,
           { flexDirection: 'column' },
