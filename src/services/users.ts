@@ -8,6 +8,7 @@ import type { CallerActor } from '../model/actor.ts';
 import { assertHolds, type Principal } from '../model/principal.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { ChangeQueue } from './change-queue.ts';
+import { collect, collectAsync, validatedWithAll } from './field-problems.ts';
 import { ADMINISTRATORS, permissionsOfGroups, type GroupsService } from './groups.ts';
 import { MAX_PASSWORD_BYTES, PASSWORD_SCHEMA, type Passwords } from './passwords.ts';
 import type { LoginLockout } from './login-lockout.ts';
@@ -43,12 +44,14 @@ export function emptyEmailAsNull(input: unknown): unknown {
   return typeof record.email === 'string' && record.email.trim() === '' ? { ...record, email: null } : input;
 }
 
+const MAX_GROUP_IDS = 100;
+
 const userProperties = {
   login: LOGIN_SCHEMA,
   email: OPTIONAL_EMAIL_SCHEMA,
   password: PASSWORD_SCHEMA,
   name: NAME_SCHEMA,
-  groupIds: { type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', maxLength: 24 } },
+  groupIds: { type: 'array', maxItems: MAX_GROUP_IDS, uniqueItems: true, items: { type: 'string', maxLength: 24 } },
   status: { enum: ['active', 'disabled'] },
 };
 const validateCreate = compileValidator<Omit<UserInput, 'email'> & { email?: string | null }>({
@@ -168,8 +171,7 @@ export class UsersService {
   async create(input: unknown, options: { actor?: CallerActor; allowGroups?: boolean; initialPassword?: boolean } = {}): Promise<UserDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = validateCreate(emptyEmailAsNull(rest));
-    assertPasswordFits(valid.password);
+    const valid = await this.validBody(() => validateCreate(emptyEmailAsNull(rest)), rest, options.allowGroups !== false);
     const groupIds = options.allowGroups === false ? [] : valid.groupIds ?? [];
     // Hashed before the memberships queue: a slow hash must not hold up other user changes.
     const passwordHash = await this.passwords.hash(valid.password);
@@ -206,8 +208,7 @@ export class UsersService {
   /** Admin update: any field. Password or status changes end the user's sessions. */
   async update(id: string, input: unknown, actor: CallerActor): Promise<UserDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const changes = validateUpdate(emptyEmailAsNull(rest));
-    assertPasswordFits(changes.password);
+    const changes = await this.validBody(() => validateUpdate(emptyEmailAsNull(rest)), rest, true);
     const passwordHash = changes.password === undefined ? undefined : await this.passwords.hash(changes.password);
     return this.memberships.run(async () => {
       const user = await this.get(id);
@@ -221,6 +222,30 @@ export class UsersService {
       await this.audit.change(actor, { action: 'user_updated', message: `User ${updated.login} updated`, source: 'users' });
       return updated;
     });
+  }
+
+  /**
+   * The body as `validate` reads it; else one 400 listing every problem at once: the schema's, a
+   * password longer than 72 bytes, and (when groups may be given) group ids that do not exist.
+   * The groups of a valid body are checked again in the memberships queue, against races.
+   */
+  private async validBody<T extends { password?: string | undefined }>(validate: () => T, input: unknown, groupsGiven: boolean): Promise<T> {
+    return validatedWithAll(
+      () => {
+        const valid = validate();
+        assertPasswordFits(valid.password);
+        return valid;
+      },
+      input,
+      async (given, problems) => {
+        const password = given.password;
+        if (typeof password === 'string' && !problems.some((problem) => problem.details.some((detail) => detail.field === 'password'))) collect(problems, () => assertPasswordFits(password));
+        const ids = given.groupIds;
+        if (groupsGiven && Array.isArray(ids) && ids.length <= MAX_GROUP_IDS && ids.every((id) => typeof id === 'string' && id.length <= 24)) {
+          await collectAsync(problems, () => this.groups.requireAll(ids as string[]));
+        }
+      },
+    );
   }
 
   private async assertCanManage(user: UserDoc, actor: Principal): Promise<void> {

@@ -93,4 +93,25 @@ describe('every problem at once', () => {
     expect(fields(named)).toEqual(['headers.Connection', 'url']);
     expect((await send('GET', '/api/webhooks', undefined)).body.meta.total).toBe(0);
   });
+
+  it('a user: a bad login, a short password and a group that does not exist; a password too long in bytes with it', async () => {
+    const before = (await send('GET', '/api/users?limit=1', undefined)).body.meta.total;
+    const res = await send('POST', '/api/users', { login: 'a b', password: 'short', groupIds: ['0123456789abcdef01234567'] });
+    expect(res.status, res.text).toBe(400);
+    expect(fields(res)).toEqual(['login', 'password', 'groupIds']);
+    expect(res.body.details[2]).toEqual({ field: 'groupIds', message: 'unknown group 0123456789abcdef01234567' });
+    // 24 four-byte characters: within the schema's 72 characters, beyond bcrypt's 72 bytes.
+    const long = await send('POST', '/api/users', { login: 'longpass', password: '😀'.repeat(24), groupIds: ['0123456789abcdef01234567'] });
+    expect(long.status, long.text).toBe(400);
+    expect(long.body.details).toEqual([
+      { field: 'password', message: 'must be at most 72 bytes' },
+      { field: 'groupIds', message: 'unknown group 0123456789abcdef01234567' },
+    ]);
+    expect((await send('GET', '/api/users?limit=1', undefined)).body.meta.total).toBe(before);
+    const user = await send('POST', '/api/users', { login: 'fine', password: 'fine-password-1' });
+    expect(user.status, user.text).toBe(201);
+    const update = await send('PUT', `/api/users/${user.body.data._id}`, { status: 'gone', groupIds: ['0123456789abcdef01234567'] });
+    expect(update.status, update.text).toBe(400);
+    expect(fields(update)).toEqual(['status', 'groupIds']);
+  });
 });
