@@ -56,7 +56,9 @@ export async function readBundleBody(ctx: DynContext, limitBytes: number): Promi
   } catch (error) {
     throw badRequest(`Malformed YAML body: ${(error as Error).message.split('\n')[0]}`);
   }
-  inspectBundle(value, inspect);
+  // As for JSON: under `data`, keys below a record's top are data (project/data.ts checks the top).
+  // The YAML parser makes such a key an own property, never a prototype.
+  inspectBundle(value, (inner, depth, path, maxDepth) => inspect(inner, depth, path, maxDepth, path !== 'data'));
   return value;
 }
 
@@ -78,12 +80,12 @@ async function readText(ctx: DynContext, limitBytes: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function inspect(value: unknown, depth: number, path: string, maxDepth: number): void {
+function inspect(value: unknown, depth: number, path: string, maxDepth: number, forbid: boolean): void {
   if (typeof value !== 'object' || value === null) return;
   if (depth > maxDepth) throw badRequest(`Request body is nested more than ${maxDepth} levels deep`);
   for (const [key, inner] of Object.entries(value)) {
     const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-    if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
-    inspect(inner, depth + 1, at, maxDepth);
+    if (forbid && !Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Request body contains the forbidden key "${key}"`, [{ field: at, message: 'is a forbidden key' }]);
+    inspect(inner, depth + 1, at, maxDepth, forbid);
   }
 }

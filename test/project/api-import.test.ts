@@ -172,6 +172,15 @@ describe('import', () => {
     const read = await target.api('GET', `/api/protos/${created.body.data._id}`);
     expect(read.text).toContain('"extra":{"__proto__":{"x":1},"a":2}');
     expect(({} as Record<string, unknown>).x).toBeUndefined();
+    // And so does a YAML export.
+    const yaml = await source2.api('GET', '/api/project/export?format=yaml&data=true', { token: await source2.adminToken() });
+    expect(yaml.text).toContain('__proto__:');
+    const fromYaml = await freshServer();
+    const imported = await fromYaml.api('POST', '/api/project/import?mode=replace', { token: await fromYaml.adminToken(), rawBody: yaml.text, headers: { 'content-type': 'application/yaml' } });
+    expect(imported.status, imported.text).toBe(200);
+    expect((await fromYaml.api('GET', `/api/protos/${created.body.data._id}`)).text).toContain('"extra":{"__proto__":{"x":1},"a":2}');
+    const yamlAtTop = await fromYaml.api('POST', '/api/project/import?mode=merge', { token: await fromYaml.adminToken(), rawBody: 'data:\n  /api/protos:\n    - _id: dddddddddddddddddddddddd\n      __proto__: {x: 1}\n', headers: { 'content-type': 'application/yaml' } });
+    expect(yamlAtTop.status, yamlAtTop.text).toBe(400);
     // Outside the records, and at a record's top, the key is refused as before.
     const inDefinition = await target.api('POST', '/api/project/import?mode=merge', { token: await target.adminToken(), rawBody: '{"endpoints":[{"__proto__":{"x":1}}]}' });
     expect(inDefinition.status, inDefinition.text).toBe(400);
