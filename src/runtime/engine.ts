@@ -26,6 +26,9 @@ import { readItemPopulate, readListRequest } from './list-request.ts';
 import type { RouteCache } from './route-cache.ts';
 import { directMatch, type CompiledEndpoint, type RouteMatch, type RouteTable } from './route-table.ts';
 
+/** How many reference ids of a body that failed validation are looked up, to list those that name no record. */
+const MAX_REFERENCES_LOOKED_UP = 100;
+
 /** Who is calling: audited with the call (`via`) and carried by its events. */
 export type CallSource = 'http' | 'test' | 'mcp' | 'cron';
 
@@ -304,8 +307,7 @@ export class Engine {
     }
     readQuery(request.query, []);
     if (method === 'POST') {
-      const data = endpoint.schema.validate(endpoint.schema.applyDefaults(request.body));
-      await this.deps.records.assertReferencesExist(endpoint.schema, data);
+      const data = await this.validRecord(endpoint, endpoint.schema.applyDefaults(request.body));
       const record = await records.create({ endpointId: endpoint.doc._id, resourcePath, data, retentionDays: endpoint.doc.retentionDays });
       return { status: 201, body: { success: true, data: flattenRecord(record) } };
     }
@@ -319,8 +321,7 @@ export class Engine {
     let data: Record<string, unknown>;
     if (method === 'PUT') {
       // Defaults fill omitted fields on create only (the spec's step 4): a replace keeps what it is sent.
-      data = endpoint.schema.validate(request.body);
-      await this.deps.records.assertReferencesExist(endpoint.schema, data);
+      data = await this.validRecord(endpoint, request.body);
     } else {
       if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) throw badRequest('Invalid record: the body must be a JSON object');
       const patch = request.body as Record<string, unknown>;
@@ -328,12 +329,32 @@ export class Engine {
       // written: schema changes never migrate data) are kept as they are, not validated: else no
       // PATCH could ever change such a record. Sent in the patch, they are refused as unknown.
       const { kept, checked } = splitByFields(existing.data, endpoint.schema.fieldNames, patch);
-      data = { ...endpoint.schema.validate({ ...checked, ...patch }), ...kept };
-      await this.deps.records.assertReferencesExist(endpoint.schema, data, { under: (field) => field in patch });
+      data = { ...(await this.validRecord(endpoint, { ...checked, ...patch }, (field) => field in patch)), ...kept };
     }
     const updated = await records.replace(resourcePath, id as string, data, endpoint.doc._id);
     if (!updated) throw notFound('Record not found');
     return { status: 200, body: { success: true, data: flattenRecord(updated) } };
+  }
+
+  /**
+   * The body as a valid record whose references (those under `under`) name records that exist;
+   * else one 400 listing every problem: when the body fails validation, the references in it that
+   * name no record are listed beside its other problems, not left for the next try.
+   */
+  private async validRecord(endpoint: CompiledEndpoint, body: unknown, under?: (field: string) => boolean): Promise<Record<string, unknown>> {
+    let data: Record<string, unknown>;
+    try {
+      data = endpoint.schema.validate(body);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status !== 400 || typeof body !== 'object' || body === null || Array.isArray(body)) throw error;
+      const known = error.details ?? [];
+      const missing = await this.deps.records.missingReferences(endpoint.schema, body as Record<string, unknown>, { ...(under ? { under } : {}), maxValues: MAX_REFERENCES_LOOKED_UP });
+      const more = missing.filter((problem) => !known.some((detail) => detail.field === problem.field)).map((problem) => problem.detail);
+      if (more.length === 0) throw error;
+      throw badRequest(error.message, [...known, ...more]);
+    }
+    await this.deps.records.assertReferencesExist(endpoint.schema, data, under ? { under } : {});
+    return data;
   }
 
   /**

@@ -6,6 +6,7 @@
 // (its closed operator set).
 import { badRequest } from '../lib/errors.ts';
 import { BOOLEAN_FILTER } from '../model/field-types/boolean.ts';
+import { ISO_DATE_PROBLEM, isIsoDateTime } from '../model/field-types/datetime.ts';
 import { FILTER_OPERATORS, TEXT_FILTER, fieldTypeOf, type EndpointSchema, type FieldDef, type FieldFilter, type FilterOperator, type FilterValue } from '../model/field-types/index.ts';
 import { fieldFilter, searchFields } from '../model/field-types/list-query.ts';
 import { RECORD_ID_FILTER } from '../model/field-types/reference.ts';
@@ -20,7 +21,7 @@ const MAX_LIST = 100;
 // one, BSON dates on MongoDB, which would not match a string).
 const STORED_DATE: FieldFilter = {
   operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'],
-  read: (raw) => (Number.isNaN(Date.parse(raw)) ? { problem: 'an ISO 8601 date' } : new Date(raw)),
+  read: (raw) => (isIsoDateTime(raw) ? new Date(raw) : { problem: ISO_DATE_PROBLEM }),
 };
 
 /** The fields every record has besides its schema's. */
@@ -52,14 +53,16 @@ export function isFilterParam(schema: EndpointSchema, name: string): boolean {
 /** Builds the filter from the query's filter parameters (those isFilterParam accepts). */
 export function listFilter(schema: EndpointSchema, params: Record<string, string>): Record<string, unknown> {
   const entries = Object.entries(params);
-  if (entries.length > MAX_FILTERS) throw badRequest(`A list takes at most ${MAX_FILTERS} filters`);
+  if (entries.length > MAX_FILTERS) throw badRequest(`A list takes at most ${MAX_FILTERS} filters`, [{ field: 'query', message: `takes at most ${MAX_FILTERS} filters` }]);
   const filter: Record<string, Record<string, unknown>> = {};
   for (const [name, raw] of entries) {
     const [, field, given] = PARAM.exec(name) as RegExpExecArray;
     const path = field as string;
     const kind = Object.hasOwn(META, path) ? (META[path] as FieldFilter) : fieldFilter(fieldAt(schema, path) as FieldDef);
     const operator = (given ?? 'eq') as FilterOperator;
-    if (!FILTER_OPERATORS.includes(operator)) throw badRequest(`Query parameter "${name}": unknown operator "${given}"; use one of ${FILTER_OPERATORS.join(', ')}`);
+    if (!FILTER_OPERATORS.includes(operator)) {
+      throw badRequest(`Query parameter "${name}": unknown operator "${given}"; use one of ${FILTER_OPERATORS.join(', ')}`, [{ field: path, message: `unknown operator "${given}"` }]);
+    }
     if (!kind.operators.includes(operator)) {
       throw badRequest(`Query parameter "${name}": ${path} takes ${kind.operators.join(', ')}`, [{ field: path, message: `does not take ${operator}` }]);
     }
@@ -72,11 +75,16 @@ export function listFilter(schema: EndpointSchema, params: Record<string, string
     if (operator === 'exists') operand = read(BOOLEAN_FILTER, raw);
     else if (operator === 'in' || operator === 'nin') {
       const values = raw.split(',');
-      if (values.length > MAX_LIST) throw badRequest(`Query parameter "${name}" takes at most ${MAX_LIST} values`);
+      if (values.length > MAX_LIST) throw badRequest(`Query parameter "${name}" takes at most ${MAX_LIST} values`, [{ field: path, message: `takes at most ${MAX_LIST} values` }]);
       operand = values.map((value) => read(kind, value));
     } else if (operator === 'has') operand = read(kind.item ?? TEXT_FILTER, raw);
     else operand = read(kind, raw);
-    (filter[path] ??= {})[`$${operator}`] = operand;
+    const conditions = (filter[path] ??= {});
+    // `price=10&price[eq]=20` name one condition twice: one of them would be dropped unseen.
+    if (Object.hasOwn(conditions, `$${operator}`)) {
+      throw badRequest(`Query parameter "${name}": ${path}[${operator}] is given twice (${path}=… is ${path}[eq]=…)`, [{ field: path, message: `${operator} is given twice` }]);
+    }
+    conditions[`$${operator}`] = operand;
   }
   return filter;
 }

@@ -46,7 +46,7 @@ function populateFields(endpoint: CompiledEndpoint, raw: string | undefined): Re
   if (raw === 'true') return [...references];
   return raw.split(',').map((name) => {
     const field = references.find((f) => f.field === name.trim());
-    if (!field) throw badRequest(`populate: "${name.trim().slice(0, 64)}" is not a reference field of this endpoint`);
+    if (!field) throw badRequest(`populate: "${name.trim().slice(0, 64)}" is not a reference field of this endpoint`, [{ field: 'populate', message: `"${name.trim().slice(0, 64)}" is not a reference field of this endpoint` }]);
     return field;
   });
 }
@@ -58,8 +58,10 @@ function sortOf(endpoint: CompiledEndpoint, raw: string | undefined): Record<str
     const descending = part.startsWith('-');
     const field = descending ? part.slice(1) : part;
     if (!endpoint.schema.fieldNames.includes(field) && !['createdAt', 'updatedAt'].includes(field)) {
-      throw badRequest(`sort: "${field.slice(0, 64)}" is not a field of this endpoint`);
+      throw badRequest(`sort: "${field.slice(0, 64)}" is not a field of this endpoint`, [{ field: 'sort', message: `"${field.slice(0, 64)}" is not a field of this endpoint` }]);
     }
+    // A key given twice (`title,-title`) would leave one direction silently unused.
+    if (Object.hasOwn(sort, field)) throw badRequest(`sort: "${field}" is given twice`, [{ field: 'sort', message: `"${field}" is given twice` }]);
     sort[field] = descending ? -1 : 1;
   }
   return sort;
@@ -76,8 +78,8 @@ function totalOf(raw: string | undefined): TotalMode {
 /** `search=term`: a case-insensitive substring of any searchable field (the field types say which). */
 function searchOf(endpoint: CompiledEndpoint, raw: string | undefined): { term: string; fields: string[] } | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
-  if (raw.length > 200) throw badRequest('Query parameter "search" must be at most 200 characters');
+  if (raw.length > 200) throw badRequest('Query parameter "search" must be at most 200 characters', [{ field: 'search', message: 'must be at most 200 characters' }]);
   const fields = searchFields(endpoint.schema.schema);
-  if (fields.length === 0) throw badRequest('search: this endpoint has no string fields to search');
+  if (fields.length === 0) throw badRequest('search: this endpoint has no string fields to search', [{ field: 'search', message: 'this endpoint has no string fields to search' }]);
   return { term: raw.trim(), fields };
 }

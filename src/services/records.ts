@@ -1,5 +1,6 @@
 import type { EventBus, EventName } from '../events/bus.ts';
-import { AppError, badRequest } from '../lib/errors.ts';
+import { AppError, badRequest, type ErrorDetail } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
 import { fillPattern, matchSegments, splitPath, type PathPattern } from '../lib/paths.ts';
 import type { RecordDoc } from '../model/endpoint.ts';
 import type { CompiledRecordSchema, ReferenceValue } from '../model/record-schema.ts';
@@ -186,21 +187,20 @@ export class RecordsService {
     // many match when it plans the page, without probing the index a second time.
     const countedFirst = counter === null && mode === 'exact' ? await this.records.count(where, search) : undefined;
     const items = await read(where, find);
+    // The records on this page bound the total from below (one written after a count may be on
+    // it); an empty page past the end says nothing.
+    const seen = items.length > 0 ? skip + items.length : 0;
     // Once a path has held expiring records, expiry may delete without going through delete():
     // its counter is no longer trusted and the total is counted, as it is for filtered lists.
     if (counter && !counter.expiring) {
-      // The records on this page bound the total from below; an empty page past the end says nothing.
-      const seen = items.length > 0 ? skip + items.length : 0;
       return { items, total: Math.max(counter.count, seen), ...(mode === 'estimate' ? { totalExact: true } : {}) };
     }
     if (mode === 'exact') {
-      // Counted before the page, a record written in between may be on it: the page bounds the total from below.
-      const seen = items.length > 0 ? skip + items.length : 0;
       return { items, total: countedFirst === undefined ? await this.records.count(where, search) : Math.max(countedFirst, seen) };
     }
     const cap = skip + ESTIMATE_CAP;
     const counted = await this.records.countUpTo(where, cap, search);
-    return { items, total: Math.max(counted, skip + items.length), totalExact: counted < cap };
+    return { items, total: Math.max(counted, seen), totalExact: counted < cap && seen <= counted };
   }
 
   find(resourcePath: string, filter: Filter, options: { sort?: SortSpec; skip?: number; limit?: number } = {}): Promise<RecordDoc[]> {
@@ -235,21 +235,47 @@ export class RecordsService {
    * some top-level fields; `prefix` goes before the field in the error (`data.` for the raw browser).
    */
   async assertReferencesExist(schema: CompiledRecordSchema, data: Record<string, unknown>, options: { under?: (field: string) => boolean; prefix?: string } = {}): Promise<void> {
+    const missing = await this.missingReferences(schema, data, options);
+    const first = missing[0];
+    if (first) throw badRequest(`Invalid record: ${first.field} references a record that does not exist in ${first.ref}`, missing.map((problem) => problem.detail));
+  }
+
+  /**
+   * The references in `data` that name no record of their target path, one per field (up to five
+   * ids each), in the order of `data`; one query per target path. Also for a body that failed
+   * validation (any value, any shape), so that a 400 can list these beside its other problems:
+   * `maxValues` bounds how many ids such a body may have looked up.
+   */
+  async missingReferences(
+    schema: CompiledRecordSchema,
+    data: Record<string, unknown>,
+    options: { under?: (field: string) => boolean; prefix?: string; maxValues?: number } = {},
+  ): Promise<Array<{ field: string; ref: string; detail: ErrorDetail }>> {
+    const all = schema.referencesIn(data, options.under);
+    if (all.length === 0) return [];
+    const values = options.maxValues === undefined ? all : all.filter((value) => isId(value.id)).slice(0, options.maxValues);
     const byTarget = new Map<string, ReferenceValue[]>();
-    for (const value of schema.referencesIn(data, options.under)) {
-      const values = byTarget.get(value.ref);
-      if (values) values.push(value);
+    for (const value of values) {
+      const same = byTarget.get(value.ref);
+      if (same) same.push(value);
       else byTarget.set(value.ref, [value]);
     }
-    for (const [ref, values] of byTarget) {
-      const found = new Set((await this.findByIds(ref, values.map((v) => v.id))).map((r) => r._id));
-      const missing = values.filter((v) => !found.has(v.id));
-      const first = missing[0];
-      if (!first) continue;
-      const ids = [...new Set(missing.map((v) => v.id))].slice(0, 5).join(', ');
-      const field = `${options.prefix ?? ''}${first.field}`;
-      throw badRequest(`Invalid record: ${first.field} references a record that does not exist in ${ref}`, [{ field, message: `unknown record ${ids} in ${ref}` }]);
+    // By field, in the order of `data` (a Map keeps the order its keys were first set in).
+    const missingIds = new Map<string, { ref: string; ids: Set<string> } | null>(values.map((value) => [value.field, null]));
+    for (const [ref, sameTarget] of byTarget) {
+      const found = new Set((await this.findByIds(ref, sameTarget.map((v) => v.id))).map((r) => r._id));
+      for (const value of sameTarget) {
+        if (found.has(value.id)) continue;
+        const entry = missingIds.get(value.field) ?? { ref, ids: new Set<string>() };
+        entry.ids.add(value.id);
+        missingIds.set(value.field, entry);
+      }
     }
+    const out: Array<{ field: string; ref: string; detail: ErrorDetail }> = [];
+    for (const [field, entry] of missingIds) {
+      if (entry) out.push({ field, ref: entry.ref, detail: { field: `${options.prefix ?? ''}${field}`, message: `unknown record ${[...entry.ids].slice(0, 5).join(', ')} in ${entry.ref}` } });
+    }
+    return out;
   }
 
   /** The newest record's id at a path (null when it has none): for sample requests. */

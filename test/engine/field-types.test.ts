@@ -254,6 +254,30 @@ describe('references', () => {
     expect(patched.body.details).toEqual([{ field: 'lines.0.c', message: `unknown record ${NO_SUCH_ID} in /api/ft/targets` }]);
   });
 
+  it("lists every reference to no record, beside the body's other problems (one 400, not one per try)", async () => {
+    const before = await total('/api/ft/links');
+    const both = await t.api('POST', '/api/ft/links', { body: { to: NO_SUCH_ID, many: [target, NO_SUCH_ID] } });
+    expect(both.status, both.text).toBe(400);
+    expect(both.body).toEqual({
+      success: false,
+      error: 'Invalid record: to references a record that does not exist in /api/ft/targets',
+      details: [
+        { field: 'to', message: `unknown record ${NO_SUCH_ID} in /api/ft/targets` },
+        { field: 'many.1', message: `unknown record ${NO_SUCH_ID} in /api/ft/targets` },
+      ],
+    });
+    const withInvalid = await t.api('POST', '/api/ft/links', { body: { to: NO_SUCH_ID, sub: { c: 5 }, lines: [{ c: NO_SUCH_ID }] } });
+    expect(withInvalid.status, withInvalid.text).toBe(400);
+    expect(withInvalid.body.error).toBe('Invalid record: sub.c must be a record id (24 lowercase hex characters)');
+    expect(withInvalid.body.details.map((detail: { field: string }) => detail.field)).toEqual(['sub.c', 'to', 'lines.0.c']);
+    expect(await total('/api/ft/links')).toBe(before);
+    const id = (await t.api('POST', '/api/ft/links', { body: { to: target } })).body.data._id;
+    const patched = await t.api('PATCH', `/api/ft/links/${id}`, { body: { sub: 'x', lines: [{ c: NO_SUCH_ID }] } });
+    expect(patched.status, patched.text).toBe(400);
+    expect(patched.body.details.map((detail: { field: string }) => detail.field)).toEqual(['sub', 'lines.0.c']);
+    expect((await t.api('GET', `/api/ft/links/${id}`)).body.data).toMatchObject({ to: target });
+  });
+
   it.each([
     ['abc'],
     [NO_SUCH_ID.toUpperCase()],

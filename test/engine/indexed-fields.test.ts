@@ -201,6 +201,8 @@ describe('lists over indexed fields', () => {
     const exact = (await list('price[gte]=6')).meta.total;
     expect((await list('price[gte]=6&limit=5&total=estimate')).meta).toEqual({ page: 1, limit: 5, total: exact, totalExact: true });
     expect((await list('limit=5&total=estimate')).meta).toMatchObject({ total: (await list('limit=5')).meta.total, totalExact: true });
+    // A page past the last one: the total is still the count, not the rows skipped.
+    expect((await list('price[gte]=6&limit=5&page=50&total=estimate')).meta).toEqual({ page: 50, limit: 5, total: exact, totalExact: true });
   });
 
   it('?total=none counts nothing: total is null and hasMore says whether a next page has records', async () => {

@@ -126,6 +126,7 @@ describe('search', () => {
     const long = await t.api('GET', `/api/lf/products?search=${'x'.repeat(201)}`);
     expect(long.status).toBe(400);
     expect(long.body.error).toBe('Query parameter "search" must be at most 200 characters');
+    expect(long.body.details).toEqual([{ field: 'search', message: 'must be at most 200 characters' }]);
     await define('/api/lf/numbers', ['GET'], { n: { type: 'number' } });
     const none = await t.api('GET', '/api/lf/numbers?search=1');
     expect(none.status).toBe(400);
@@ -145,7 +146,16 @@ describe('bad filters', () => {
     ['active[gt]=true', 'Query parameter "active[gt]": active takes eq, ne, exists'],
     ['tags=sale', 'Query parameter "tags": tags takes has, exists'],
     ['price[exists]=maybe', 'Query parameter "price[exists]" must be true or false'],
-    ['releasedAt[gt]=soon', 'Query parameter "releasedAt[gt]" must be an ISO 8601 date'],
+    ['releasedAt[gt]=soon', 'Query parameter "releasedAt[gt]" must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)'],
+    // Values are compared as the text they were written as: only that format can match the right records.
+    ['releasedAt[gte]=Sep%201%202026', 'Query parameter "releasedAt[gte]" must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)'],
+    ['releasedAt[gte]=2026-03-01t12:00:00z', 'Query parameter "releasedAt[gte]" must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)'],
+    ['releasedAt[lt]=2026-02-29', 'Query parameter "releasedAt[lt]" must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)'],
+    ['createdAt[gt]=Sep%201%202026', 'Query parameter "createdAt[gt]" must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)'],
+    ['price=10&price[eq]=20', 'Query parameter "price[eq]": price[eq] is given twice (price=… is price[eq]=…)'],
+    ['sort=title,-title', 'sort: "title" is given twice'],
+    ['sort=nope', 'sort: "nope" is not a field of this endpoint'],
+    ['populate=title', 'populate: "title" is not a reference field of this endpoint'],
     ['maker=abc', 'Query parameter "maker" must be a record id'],
     ['extra=1', 'Query parameter "extra": extra takes exists'],
     ['title=a&title=b', 'Query parameter "title" must be given once'],
@@ -154,6 +164,8 @@ describe('bad filters', () => {
     const res = await t.api('GET', `/api/lf/products?${query}`);
     expect(res.status, res.text).toBe(400);
     expect(res.body).toMatchObject({ success: false, error });
+    // Each names the parameter in `details` too, as every validation failure does.
+    expect(res.body.details?.length, res.text).toBeGreaterThan(0);
   });
 
   it('refuses more than 20 filters', async () => {
@@ -164,6 +176,7 @@ describe('bad filters', () => {
     const res = await t.api('GET', `/api/lf/products?${filters.join('&')}`);
     expect(res.status, res.text).toBe(400);
     expect(res.body.error).toBe('A list takes at most 20 filters');
+    expect(res.body.details).toEqual([{ field: 'query', message: 'takes at most 20 filters' }]);
   });
 });
 

@@ -137,7 +137,7 @@ describe('populate', () => {
     for (const url of ['/api/pop/books', `/api/pop/books/${book._id}`]) {
       const res = await t.api('GET', `${url}?populate=${populate}`);
       expect(res.status, res.text).toBe(400);
-      expect(res.body).toEqual({ success: false, error });
+      expect(res.body).toEqual({ success: false, error, details: [{ field: 'populate', message: error.replace(/^populate: /, '') }] });
     }
   });
 });

@@ -36,7 +36,8 @@ describe('field types answer for their list filters', () => {
     { def: { type: 'boolean' }, raw: 'false', value: false },
     { def: { type: 'boolean' }, raw: 'yes', value: { problem: 'true or false' } },
     { def: { type: 'datetime' }, raw: '2026-01-02', value: '2026-01-02' },
-    { def: { type: 'datetime' }, raw: 'soon', value: { problem: 'an ISO 8601 date' } },
+    { def: { type: 'datetime' }, raw: 'soon', value: { problem: 'an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)' } },
+    { def: { type: 'datetime' }, raw: 'Sep 1 2026', value: { problem: 'an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)' } },
     { def: { type: 'reference', ref: '/api/x' }, raw: 'abc', value: { problem: 'a record id' } },
   ])('reads $raw for a $def.type field as $value', ({ def, raw, value }) => {
     expect(read(def, raw)).toEqual(value);

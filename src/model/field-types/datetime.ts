@@ -20,10 +20,15 @@ export function isIsoDateTime(value: string): boolean {
     && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
 }
 
-// Filters compare the text as written: record values are stored as the strings clients sent.
+/** What a filter's value must be, as its 400 says. */
+export const ISO_DATE_PROBLEM = 'an ISO 8601 date (2026-11-21) or date-time (2026-11-21T08:30:00Z)';
+
+// Filters compare the text as written: record values are stored as the strings clients sent, so
+// a value is held to the format values are written in (`Sep 1 2026` or a lower-case `t` would
+// be compared as text and match the wrong records).
 const DATETIME_FILTER: FieldFilter = {
   operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'exists'],
-  read: (raw) => (Number.isNaN(Date.parse(raw)) ? { problem: 'an ISO 8601 date' } : raw),
+  read: (raw) => (isIsoDateTime(raw) ? raw : { problem: ISO_DATE_PROBLEM }),
 };
 
 export const datetimeType: FieldType = {
