@@ -14,7 +14,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { compileHostPortRules, targetOf, type HostPortMatcher, type HostPortTarget } from '../lib/host-port-rules.ts';
+import { compileHostPortRules, isHostName, targetOf, type HostPortMatcher, type HostPortTarget } from '../lib/host-port-rules.ts';
 import { isSecretHeader } from '../model/secret-headers.ts';
 import { blockedReason } from './blocked-addresses.ts';
 
@@ -182,6 +182,7 @@ function parseTarget(raw: string): URL {
   // `http://user@127.0.0.1@evil/` reads differently to different parsers: credentials go in headers.
   if (url.username || url.password) throw new OutboundRefusedError('The URL must not contain user info (send credentials in a header)');
   if (!url.hostname) throw new OutboundRefusedError('The URL has no host');
+  if (!isHostName(url.hostname)) throw new OutboundRefusedError(`The URL's host "${url.hostname}" is not a host name or an IP address`);
   return url;
 }
 

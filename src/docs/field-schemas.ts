@@ -1,7 +1,10 @@
 // OpenAPI schemas of records, built from an endpoint's field schema through each field type's
 // own describer (`openApi` in src/model/field-types/*). What this file adds is common to every
-// type: the field's description, its default, and which fields a request must send.
-import { fieldTypeOf, type EndpointSchema, type FieldDef, type JsonSchema, type OpenApiContext } from '../model/field-types/index.ts';
+// type: the field's description, its default, and which fields a request must send. Also the
+// list filter parameters, from each type's `filter` (the definitions the server filters with).
+import { fieldTypeOf, type EndpointSchema, type FieldDef, type FilterOperator, type JsonSchema, type OpenApiContext } from '../model/field-types/index.ts';
+import { fieldFilter } from '../model/field-types/list-query.ts';
+import { isFilterParam, RECORD_FIELD_FILTERS } from '../runtime/list-filter.ts';
 
 const ID = { type: 'string', pattern: '^[0-9a-f]{24}$', example: '6650f0c2a1b2c3d4e5f60718' };
 const STAMP = { type: 'string', format: 'date-time' };
@@ -67,3 +70,144 @@ export function populatedSchema(fields: EndpointSchema): JsonSchema {
 }
 
 export const RECORD_ID_SCHEMA: JsonSchema = ID;
+
+// ---------------------------------------------------------------- list filters
+//
+// One `deepObject` parameter per filterable name (`price[gte]=5`), saying exactly what the
+// server takes there: the operators of the field type's own `filter` (src/model/field-types/),
+// each operand as that filter reads it. `has` is left out where an item can never equal a query
+// value (items that are objects, arrays or json: their filter takes no `eq`).
+
+/** What the query parameter of one filterable name takes. */
+interface FilterTarget {
+  /** The query name: a field, an object's child by its dotted path, or a field every record has. */
+  name: string;
+  /** What its operand schemas depend on, as a name: `string`, `array_of_number`, … */
+  kind: string;
+  /** The operators documented (the filter's, less any that cannot match). */
+  operators: readonly FilterOperator[];
+  /** The operand of eq, ne and the ranges. */
+  value: JsonSchema;
+  /** The operand of `has`, when documented. */
+  item?: JsonSchema;
+  notes: string[];
+}
+
+/** `field=value` is `field[eq]=value`; `in`/`nin` split their value at commas; `exists` reads true or false. */
+function operandSchema(target: FilterTarget, operator: FilterOperator): JsonSchema {
+  if (operator === 'exists') return { type: 'boolean' };
+  if (operator === 'in' || operator === 'nin') return { type: 'string' };
+  if (operator === 'has') return target.item ?? {};
+  return target.value;
+}
+
+/**
+ * A value as a filter reads it, from the field type's OpenAPI schema: its type (any number for a
+ * number field, integer or not) and the type's own format (a record id's, a datetime's), which
+ * its filter holds values to. Not an administrator's `pattern` or `enum`: those constrain stored
+ * values, not a range's bounds. Few keys: each is repeated per operator, field and list.
+ */
+function valueSchema(def: FieldDef | undefined): JsonSchema {
+  const described = def ? (fieldTypeOf(def.type)?.openApi(def, NO_CONTEXT) ?? {}) : {};
+  const own = typeof described.pattern === 'string' && described.pattern !== def?.pattern;
+  return { type: described.type === 'integer' ? 'number' : (described.type ?? 'string'), ...(own ? { pattern: described.pattern } : {}) };
+}
+
+const NO_CONTEXT: OpenApiContext = { mode: 'input', populated: () => undefined, child: () => ({}) };
+
+function fieldTarget(name: string, def: FieldDef): FilterTarget {
+  const filter = fieldFilter(def);
+  const itemDef = fieldTypeOf(def.type)?.item?.(def as never);
+  // `has` asks whether one item equals the value its item filter reads. Items read as their type
+  // (their filter takes eq) can; items that may be any JSON value (untyped, json) can when they
+  // are text, which is how the value is read; objects and arrays never can.
+  const anyItem = itemDef === undefined || fieldTypeOf(itemDef.type)?.openApi(itemDef, NO_CONTEXT).type === undefined;
+  const hasMatches = filter.item !== undefined && (anyItem || filter.item.operators.includes('eq'));
+  const notes: string[] = [];
+  if (filter.operators.includes('has') && hasMatches && anyItem) notes.push('has matches text items only (items may be any JSON value)');
+  if (def.unique === true || def.indexed === true) notes.push('indexed: eq, in and ranges read the index');
+  return {
+    name,
+    kind: filter.operators.includes('has') ? `${def.type}_of_${itemDef?.type ?? 'any'}` : def.type,
+    operators: filter.operators.filter((op) => op !== 'has' || hasMatches),
+    value: valueSchema(def),
+    ...(hasMatches ? { item: anyItem ? { type: 'string' } : valueSchema(itemDef) } : {}),
+    notes,
+  };
+}
+
+function filterDescription(target: FilterTarget): string {
+  const { name, operators } = target;
+  const lists = operators.filter((op) => op === 'in' || op === 'nin');
+  const form = `${operators.includes('eq') ? `${name}=value or ` : ''}${name}[op]=value with op one of ${operators.join(', ')}`;
+  return [`filter on ${name}: ${form}`, lists.length ? `${lists.join(' and ')} take comma-separated values` : '', ...target.notes].filter(Boolean).join('; ');
+}
+
+/**
+ * Gives a filter's object schema a place in the document: the same schema serves every field of
+ * a kind (every string field takes the same operands), so the document refers to one copy.
+ */
+export type ShareFilterSchema = (kind: string, schema: JsonSchema) => JsonSchema;
+
+/** The deepObject parameter of one filterable name. */
+function filterParameter(target: FilterTarget, share: ShareFilterSchema): JsonSchema {
+  const schema = { type: 'object', properties: Object.fromEntries(target.operators.map((op) => [op, operandSchema(target, op)])), additionalProperties: false };
+  return { name: target.name, in: 'query', style: 'deepObject', explode: true, schema: share(target.kind, schema), description: filterDescription(target) };
+}
+
+/**
+ * A field named like a list parameter (`page`, `sort`, …): `page=3` is the page, so the field is
+ * filtered with an explicit operator only (`page[eq]=3`). One parameter per operator: a
+ * deepObject parameter would share its name with the list parameter.
+ */
+function operatorParameters(target: FilterTarget): JsonSchema[] {
+  return target.operators.map((op) => ({
+    name: `${target.name}[${op}]`,
+    in: 'query',
+    schema: operandSchema(target, op),
+    description: `filter on the field ${target.name} (\`${target.name}=\` alone is the list parameter)${op === 'in' || op === 'nin' ? '; comma-separated values' : ''}`,
+  }));
+}
+
+/**
+ * The filter parameters of a list: every field the server filters on (isFilterParam, the
+ * server's own test) — top-level fields and objects' children by their dotted paths.
+ */
+export function filterParameters(fields: EndpointSchema, listParams: readonly string[], share: ShareFilterSchema): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const visit = (level: EndpointSchema, prefix: string): void => {
+    for (const [key, def] of Object.entries(level)) {
+      const name = prefix + key;
+      if (!isFilterParam(fields, name)) continue;
+      const target = fieldTarget(name, def);
+      if (listParams.includes(name)) out.push(...operatorParameters(target));
+      else out.push(filterParameter(target, share));
+      const children = fieldTypeOf(def.type)?.children?.(def as never);
+      if (children) visit(children, `${name}.`);
+    }
+  };
+  visit(fields, '');
+  return out;
+}
+
+/**
+ * The filters on the fields every record has (`_id`, `createdAt`, `updatedAt`), the same for
+ * every list: component parameters, referenced by each list, with the operators list-filter.ts
+ * filters them with.
+ */
+export function recordFieldParameters(): Record<string, JsonSchema> {
+  const example = '2026-01-01T00:00:00.000Z';
+  // Dates every record has: read as a datetime field's values are, compared as dates.
+  const date = { ...valueSchema({ type: 'datetime' }), example };
+  const fields = [
+    { name: '_id', value: RECORD_ID_SCHEMA, notes: [] },
+    { name: 'createdAt', value: date, notes: ['an ISO 8601 date or date-time, compared as a date (createdAt[gte]=2026-11-01)'] },
+    { name: 'updatedAt', value: date, notes: ['an ISO 8601 date or date-time, compared as a date'] },
+  ];
+  return Object.fromEntries(
+    fields.map(({ name, value, notes }) => {
+      const operators = RECORD_FIELD_FILTERS[name]?.operators ?? [];
+      return [`filter_${name}`, filterParameter({ name, kind: name, operators, value, notes }, (_, schema) => schema)];
+    }),
+  );
+}

@@ -9,12 +9,13 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { createGzip, gunzip } from 'node:zlib';
+import type { IndexedField } from '../model/indexed-fields.ts';
 import type { Principal } from '../model/principal.ts';
 import { accessDenial } from '../runtime/access.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { CompiledEndpoint, RouteTable } from '../runtime/route-table.ts';
 import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
-import { planOpenApi, writeOpenApi } from './openapi-document.ts';
+import { pathIndexes, planOpenApi, writeOpenApi } from './openapi-document.ts';
 import { creationOrder, endpointNames } from './operation-names.ts';
 
 export type OpenApiVersion = '3.0' | '3.1';
@@ -25,6 +26,8 @@ export type Audience = { everyone: true } | { principal: Principal };
 
 interface TableDocs {
   groups: Promise<ReadonlyMap<string, { name: string; description: string; order: number }>>;
+  /** Each path's indexed fields, over every served definition whatever the audience. */
+  indexes: ReadonlyMap<string, readonly IndexedField[]>;
   documents: Map<string, Buffer>;
   /** Documents being built: a second request for one waits for the same build. */
   building: Map<string, Promise<Buffer>>;
@@ -57,7 +60,7 @@ export class OpenApiDocs {
     let docs = this.byTable.get(table);
     if (!docs) {
       const groups = this.deps.endpointGroups.all().then((all) => new Map(all.map((g) => [g._id, { name: g.name, description: g.description, order: g.order }])));
-      docs = { groups, documents: new Map(), building: new Map() };
+      docs = { groups, indexes: pathIndexes(table.endpoints), documents: new Map(), building: new Map() };
       this.byTable.set(table, docs);
       // A failed read is not kept: the next request tries again.
       groups.catch(() => this.byTable.delete(table));
@@ -84,7 +87,7 @@ export class OpenApiDocs {
   private async build(docs: TableDocs, table: RouteTable, endpoints: CompiledEndpoint[], version: OpenApiVersion): Promise<Buffer> {
     const groups = await docs.groups;
     const readers = new Map(endpoints.filter((e) => e.doc.method === 'GET').map((e) => [e.pattern.path, e]));
-    const plan = await planOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups }, pause);
+    const plan = await planOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups, indexes: docs.indexes }, pause);
     // Level 1: 44 MB in well under a second, and this JSON repeats so much that it still shrinks ~18×.
     const gzip = createGzip({ level: 1 });
     const out: Buffer[] = [];

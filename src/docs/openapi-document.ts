@@ -11,11 +11,13 @@
 // each also at `/api/<apiVersion>/...` when the definition has a version. Paths that differ only
 // in parameter names are one path to OpenAPI: they share the names of the first in route order,
 // and of two operations with the same method there, the one the engine serves is described.
+// A field is described as indexed or unique when any definition of its path says so (the
+// path's indexes are the union over its definitions), whichever definition is described.
 import type { PathPattern } from '../lib/paths.ts';
-import type { EndpointSchema, FieldDef, JsonSchema } from '../model/field-types/index.ts';
-import { filterOperators } from '../runtime/list-filter.ts';
+import { fieldTypeOf, type EndpointSchema, type JsonSchema } from '../model/field-types/index.ts';
+import { indexedFields, unionIndexedFields, type IndexedField } from '../model/indexed-fields.ts';
 import type { CompiledEndpoint } from '../runtime/route-table.ts';
-import { inputSchema, populatedSchema, RECORD_ID_SCHEMA, recordSchema } from './field-schemas.ts';
+import { filterParameters, inputSchema, populatedSchema, RECORD_ID_SCHEMA, recordFieldParameters, recordSchema, type ShareFilterSchema } from './field-schemas.ts';
 
 export interface DocumentSource {
   /** The endpoints to describe (all enabled ones, or those the caller may call). */
@@ -26,11 +28,44 @@ export interface DocumentSource {
   reader(path: string): CompiledEndpoint | undefined;
   /** Endpoint group id → its tag. */
   groups: ReadonlyMap<string, { name: string; description: string; order: number }>;
+  /**
+   * Path → its indexed fields, over every definition the server serves (pathIndexes of the whole
+   * route table, not only of `endpoints`: a caller's POST gets its 409 from a GET it cannot see).
+   */
+  indexes: ReadonlyMap<string, readonly IndexedField[]>;
+}
+
+/** The indexed fields of each path: the union over its definitions (model/indexed-fields.ts). */
+export function pathIndexes(endpoints: readonly CompiledEndpoint[]): Map<string, IndexedField[]> {
+  const byPath = new Map<string, IndexedField[][]>();
+  for (const endpoint of endpoints) {
+    const fields = indexedFields(endpoint.schema.schema);
+    if (fields.length > 0) byPath.set(endpoint.doc.path, [...(byPath.get(endpoint.doc.path) ?? []), fields]);
+  }
+  return new Map([...byPath].map(([path, lists]) => [path, unionIndexedFields(lists)]));
+}
+
+/**
+ * The endpoint's fields with its path's indexes marked on them: a field (of the same index kind)
+ * that another definition of the path indexes is indexed here too. The same object when nothing
+ * changes.
+ */
+function withPathIndexes(fields: EndpointSchema, indexes: readonly IndexedField[] | undefined): EndpointSchema {
+  let out: EndpointSchema | undefined;
+  for (const { field, kind, unique } of indexes ?? []) {
+    const def = Object.hasOwn(fields, field) ? fields[field] : undefined;
+    if (!def || fieldTypeOf(def.type)?.indexedAs !== kind || def.unique === true || (def.indexed === true && !unique)) continue;
+    (out ??= { ...fields })[field] = { ...def, ...(unique ? { unique: true } : { indexed: true }) };
+  }
+  return out ?? fields;
 }
 
 const UNGROUPED = 'Ungrouped';
+/** The list parameters (runtime/list-request.ts): a field named like one is filtered as `name[op]=`. */
 const LIST_PARAMS = ['page', 'limit', 'sort', 'populate', 'search', 'total'];
-const ref = (kind: 'schemas' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+/** Filters on `_id`, `createdAt`, `updatedAt`: the same on every list, so written once. */
+const RECORD_FIELD_PARAMETERS = recordFieldParameters();
+const ref = (kind: 'schemas' | 'responses' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 
 const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
@@ -104,6 +139,8 @@ interface PlannedOperation {
   alias: string | null;
   /** The parameter names of the document's path (positional). */
   names: string[];
+  /** The endpoint's fields, its path's indexes marked (withPathIndexes). */
+  fields: EndpointSchema;
 }
 
 const OPERATIONS_PER_PAUSE = 200;
@@ -116,13 +153,14 @@ export async function planOpenApi(source: DocumentSource, pause: Pause = noPause
   const shapes = new Map<string, string>();
   const tags = new Set<string>();
   const nameOf = (endpoint: CompiledEndpoint) => source.names.get(endpoint.doc._id) ?? endpoint.doc._id;
+  const fieldsOf = (endpoint: CompiledEndpoint) => withPathIndexes(endpoint.schema.schema, source.indexes.get(endpoint.doc.path));
   // A record schema names the populated shapes it links to: registered as it is planned, so they
   // come before it in the document, as when the document was one object.
   const populated = (path: string): JsonSchema | undefined => {
     const reader = source.reader(path);
     if (!reader) return undefined;
     const key = `${nameOf(reader)}_populated`;
-    if (!schemas.has(key)) schemas.set(key, () => populatedSchema(reader.schema.schema));
+    if (!schemas.has(key)) schemas.set(key, () => populatedSchema(fieldsOf(reader)));
     return ref('schemas', key);
   };
   const linked = (path: string): JsonSchema | undefined => (source.reader(path) ? ref('schemas', `${nameOf(source.reader(path) as CompiledEndpoint)}_populated`) : undefined);
@@ -151,18 +189,19 @@ export async function planOpenApi(source: DocumentSource, pause: Pause = noPause
     const method = endpoint.doc.method.toLowerCase();
     if (paths.get(path)?.has(method)) continue; // the engine serves this path with the earlier operation
     shapes.set(shape, path);
+    const fields = fieldsOf(endpoint);
     if (!described.has(endpoint)) {
       described.add(endpoint);
       if (!handler) {
-        recordSchema(endpoint.schema.schema, populated);
-        put(`${name}_record`, () => recordSchema(endpoint.schema.schema, linked));
+        recordSchema(fields, populated);
+        put(`${name}_record`, () => recordSchema(fields, linked));
       }
     }
     const group = endpoint.doc.groupId ? source.groups.get(endpoint.doc.groupId) : undefined;
     const tag = group?.name ?? UNGROUPED;
     tags.add(tag);
     const alias = pattern === endpoint.pattern ? null : (endpoint.doc.apiVersion as string);
-    requestBodies(endpoint, name, put);
+    requestBodies(endpoint, fields, name, put);
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     // A suffixed id could meet another endpoint's own name (`get_api_a` + `_by_id` is the name of
     // `GET /api/a/by/id`): the name wins, the suffixed id takes `_2`.
@@ -172,7 +211,7 @@ export async function planOpenApi(source: DocumentSource, pause: Pause = noPause
     operationIds.add(operationId);
     let methods = paths.get(path);
     if (!methods) paths.set(path, (methods = new Map()));
-    methods.set(method, { endpoint, pattern, item, name, operationId, tag, alias, names });
+    methods.set(method, { endpoint, pattern, item, name, operationId, tag, alias, names, fields });
   }
 
   const groupTags = [...source.groups.values()].filter((g) => tags.has(g.name)).sort((a, b) => a.order - b.order || a.name.localeCompare(b.name));
@@ -183,19 +222,19 @@ export async function planOpenApi(source: DocumentSource, pause: Pause = noPause
   };
 }
 
-function operationOf(planned: PlannedOperation): Record<string, unknown> {
-  const { endpoint, pattern, item, name, operationId, tag, alias, names } = planned;
+function operationOf(planned: PlannedOperation, share: ShareFilterSchema): Record<string, unknown> {
+  const { endpoint, pattern, item, name, operationId, tag, alias, names, fields } = planned;
   const handler = endpoint.doc.handler.enabled;
   const idName = endpoint.pattern.paramNames.includes('id') ? 'recordId' : 'id';
-  const body = requestBodies(endpoint, name, () => {})[item ? 'item' : 'collection'];
+  const body = requestBodies(endpoint, fields, name, () => {})[item ? 'item' : 'collection'];
   return {
     operationId,
     summary: endpoint.doc.name + (item && endpoint.doc.method === 'GET' ? ' (one record)' : ''),
     ...(endpoint.doc.description || alias ? { description: [endpoint.doc.description, alias ? `Versioned alias (${alias}) of ${openApiPath(endpoint.pattern, item ? idName : null)}.` : ''].filter(Boolean).join('\n\n') } : {}),
     tags: [tag],
-    parameters: [...pathParameters(pattern, item ? idName : null, handler, names), ...queryParameters(endpoint, item)],
+    parameters: [...pathParameters(pattern, item ? idName : null, handler, names), ...queryParameters(endpoint, fields, item, share)],
     ...(body ? { requestBody: body } : {}),
-    responses: responses(endpoint, name, item),
+    responses: responses(endpoint, fields, name, item),
     ...(SECURITY[endpoint.doc.accessType] ? { security: SECURITY[endpoint.doc.accessType] } : {}),
     'x-dyn-endpoint-id': endpoint.doc._id,
     'x-dyn-access': endpoint.doc.accessType,
@@ -211,14 +250,32 @@ const INFO = {
 /**
  * Writes the document's JSON text in pieces, in order — the text JSON.stringify gives of the
  * whole document: paths sorted, each path's operations and the component schemas in the order
- * they were planned. 3.1 reads the same document: it uses no construct whose meaning changed.
+ * they were planned. The 3.1 document is the 3.0 one with its schemas in 3.1's JSON Schema
+ * (schema31: `nullable: true` becomes a `null` type); nothing else it uses changed meaning.
  */
 export async function writeOpenApi(plan: OpenApiPlan, version: '3.0' | '3.1', write: (text: string) => void | Promise<void>, pause: Pause = noPause): Promise<void> {
-  await write(`{"openapi":${JSON.stringify(version === '3.1' ? '3.1.0' : '3.0.3')},"info":${JSON.stringify(INFO)},"tags":${JSON.stringify(plan.tags)},"paths":{`);
+  const v31 = version === '3.1';
+  const schemaText = (schema: JsonSchema) => JSON.stringify(v31 ? schema31(schema) : schema);
+  const withSchemasText = (value: unknown) => JSON.stringify(v31 ? schemasTo31(value) : value);
+  // Filter schemas, one per distinct schema (`Filter_string`, …), written after the planned ones.
+  const filters = new Map<string, { name: string; schema: JsonSchema }>();
+  const filterNames = new Set<string>();
+  const share: ShareFilterSchema = (kind, schema) => {
+    const key = JSON.stringify(schema);
+    let known = filters.get(key);
+    if (!known) {
+      let name = `Filter_${kind}`;
+      for (let n = 2; filterNames.has(name); n++) name = `Filter_${kind}_${n}`;
+      filterNames.add(name);
+      filters.set(key, (known = { name, schema }));
+    }
+    return ref('schemas', known.name);
+  };
+  await write(`{"openapi":${JSON.stringify(v31 ? '3.1.0' : '3.0.3')},"info":${JSON.stringify(INFO)},"tags":${JSON.stringify(plan.tags)},"paths":{`);
   let first = true;
   let done = 0;
   for (const path of [...plan.paths.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const operations = [...(plan.paths.get(path) as Map<string, PlannedOperation>)].map(([method, planned]) => `${JSON.stringify(method)}:${JSON.stringify(operationOf(planned))}`);
+    const operations = [...(plan.paths.get(path) as Map<string, PlannedOperation>)].map(([method, planned]) => `${JSON.stringify(method)}:${withSchemasText(operationOf(planned, share))}`);
     await write(`${first ? '' : ','}${JSON.stringify(path)}:{${operations.join(',')}}`);
     first = false;
     if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
@@ -226,11 +283,52 @@ export async function writeOpenApi(plan: OpenApiPlan, version: '3.0' | '3.1', wr
   await write('},"components":{"schemas":{');
   first = true;
   for (const [key, make] of plan.schemas) {
-    await write(`${first ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(make())}`);
+    await write(`${first ? '' : ','}${JSON.stringify(key)}:${schemaText(make())}`);
     first = false;
     if (++done % OPERATIONS_PER_PAUSE === 0) await pause();
   }
-  await write(`},"responses":${JSON.stringify(COMPONENT_RESPONSES)},"securitySchemes":${JSON.stringify(SECURITY_SCHEMES)}}}`);
+  for (const { name, schema } of filters.values()) await write(`${first ? '' : ','}${JSON.stringify(name)}:${schemaText(schema)}`);
+  await write(`},"responses":${withSchemasText(COMPONENT_RESPONSES)},"parameters":${withSchemasText(RECORD_FIELD_PARAMETERS)},"securitySchemes":${JSON.stringify(SECURITY_SCHEMES)}}}`);
+}
+
+/**
+ * A schema as OpenAPI 3.1 (JSON Schema 2020-12) reads it: `nullable` is gone there, so
+ * `{type: T, nullable: true}` becomes `{type: [T, "null"]}` (a schema without a type: `anyOf` it
+ * and `null`). Walks subschemas only, never values (`default`, `example`, `enum`), and copies
+ * only what changes.
+ */
+function schema31(schema: unknown): unknown {
+  if (!isObject(schema)) return schema;
+  let out: JsonSchema | undefined;
+  const set = (key: string, value: unknown) => {
+    if (value !== schema[key]) (out ??= { ...schema })[key] = value;
+  };
+  if (isObject(schema.properties)) set('properties', mapChanged(schema.properties, schema31));
+  for (const key of ['items', 'additionalProperties', 'not']) if (isObject(schema[key])) set(key, schema31(schema[key]));
+  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(schema[key])) set(key, mapChanged(schema[key] as unknown[], schema31));
+  if (!('nullable' in schema)) return out ?? schema;
+  const { nullable, ...rest } = out ?? schema;
+  if (nullable !== true) return rest;
+  return typeof rest.type === 'string' ? { ...rest, type: [rest.type, 'null'] } : { anyOf: [rest, { type: 'null' }] };
+}
+
+/** Every `schema` below this part of the document (parameters, bodies, responses) as 3.1 reads it. */
+function schemasTo31(value: unknown): unknown {
+  if (Array.isArray(value)) return mapChanged(value, schemasTo31);
+  if (!isObject(value)) return value;
+  return mapChanged(value, (child, key) => (key === 'schema' ? schema31(child) : schemasTo31(child)));
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `fn` over an array's items or an object's values; the same array or object when none changes. */
+function mapChanged<T extends unknown[] | Record<string, unknown>>(value: T, fn: (child: unknown, key: string) => unknown): T {
+  let out: T | undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const mapped = fn(child, key);
+    if (mapped !== child) ((out ??= (Array.isArray(value) ? [...value] : { ...value }) as T) as Record<string, unknown>)[key] = mapped;
+  }
+  return out ?? value;
 }
 
 /** The whole document as an object, for callers that want one (the server writes it as text: OpenApiDocs). */
@@ -271,9 +369,8 @@ function pathParameters(pattern: PathPattern, idName: string | null, handler: bo
   return params;
 }
 
-function queryParameters(endpoint: CompiledEndpoint, item: boolean): unknown[] {
+function queryParameters(endpoint: CompiledEndpoint, fields: EndpointSchema, item: boolean, share: ShareFilterSchema): unknown[] {
   if (endpoint.doc.handler.enabled || endpoint.doc.method !== 'GET') return [];
-  const fields = endpoint.schema.schema;
   const references = endpoint.schema.referenceFields.map((r) => r.field);
   const populate = references.length > 0
     ? [{ name: 'populate', in: 'query', schema: { type: 'string' }, description: `\`true\` expands every reference field into the linked record; or a comma-separated list of: ${references.join(', ')}` }]
@@ -287,43 +384,13 @@ function queryParameters(endpoint: CompiledEndpoint, item: boolean): unknown[] {
     ...populate,
     ...(strings.length > 0 ? [{ name: 'search', in: 'query', schema: { type: 'string', maxLength: 200 }, description: `a case-insensitive substring of any of: ${strings.join(', ')}` }] : []),
     { name: 'total', in: 'query', schema: { type: 'string', enum: ['exact', 'estimate', 'none'], default: 'exact' }, description: 'how meta.total is counted: exact; estimate (counts at most 10,000 matches past the page, meta.totalExact says whether it is exact); none (total is null, meta.hasMore says whether a next page has records)' },
-    ...filterParameters(fields),
+    ...filterParameters(fields, LIST_PARAMS, share),
+    ...Object.keys(RECORD_FIELD_PARAMETERS).map((key) => ref('parameters', key)),
   ];
 }
 
-/**
- * One deepObject parameter per field: `price[gte]=5&price[lt]=20` (`field=value` is `field[eq]`).
- * Fields named like a list parameter can only be filtered with an operator and are left out.
- */
-function filterParameters(fields: EndpointSchema): unknown[] {
-  return Object.entries(fields)
-    .filter(([name]) => !LIST_PARAMS.includes(name))
-    .map(([name, def]) => {
-      const operators = filterOperators(def);
-      const properties = Object.fromEntries(operators.map((op) => [op, operandSchema(def, op)]));
-      return {
-        name,
-        in: 'query',
-        style: 'deepObject',
-        explode: true,
-        schema: { type: 'object', properties, additionalProperties: false },
-        description: `filter on ${name}: ${name}=value, or ${name}[op]=value with op one of ${operators.join(', ')}; in and nin take comma-separated values${def.unique === true || def.indexed === true ? ' (indexed: eq, in and ranges read the index)' : ''}`,
-      };
-    });
-}
-
-function operandSchema(def: FieldDef, operator: string): JsonSchema {
-  if (operator === 'exists') return { type: 'boolean' };
-  if (operator === 'in' || operator === 'nin') return { type: 'string' };
-  const of: FieldDef = operator === 'has' ? ((def.items as FieldDef | undefined) ?? { type: 'string' }) : def;
-  if (of.type === 'number') return { type: 'number' };
-  if (of.type === 'boolean') return { type: 'boolean' };
-  return { type: 'string' };
-}
-
-function requestBodies(endpoint: CompiledEndpoint, name: string, put: PutSchema): { collection?: unknown; item?: unknown } {
+function requestBodies(endpoint: CompiledEndpoint, fields: EndpointSchema, name: string, put: PutSchema): { collection?: unknown; item?: unknown } {
   const method = endpoint.doc.method;
-  const fields = endpoint.schema.schema;
   const body = (schema: JsonSchema, required: boolean) => ({ required, content: json(schema) });
   if (endpoint.doc.handler.enabled) {
     if (method === 'GET' || method === 'DELETE') return {};
@@ -344,7 +411,7 @@ function requestBodies(endpoint: CompiledEndpoint, name: string, put: PutSchema)
   return {};
 }
 
-function responses(endpoint: CompiledEndpoint, name: string, item: boolean): Record<string, unknown> {
+function responses(endpoint: CompiledEndpoint, fields: EndpointSchema, name: string, item: boolean): Record<string, unknown> {
   const doc = endpoint.doc;
   const errors: Record<string, unknown> = {
     '400': ref('responses', 'BadRequest'),
@@ -363,7 +430,7 @@ function responses(endpoint: CompiledEndpoint, name: string, item: boolean): Rec
   }
   const record = ref('schemas', `${name}_record`);
   if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
-    const unique = Object.entries(endpoint.schema.schema).filter(([, def]) => def.unique === true).map(([field]) => field);
+    const unique = Object.entries(fields).filter(([, def]) => def.unique === true).map(([field]) => field);
     if (unique.length > 0) errors['409'] = { description: `a unique field (${unique.join(', ')}) repeats the value of another record of this path`, content: json(ref('schemas', 'Failure')) };
   }
   if (doc.method === 'GET' && !item) return { '200': { description: 'A page of records', content: json(envelope({ type: 'array', items: record }, true)) }, ...errors };

@@ -26,6 +26,16 @@ export class InvalidHostPortRuleError extends Error {
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
+/**
+ * A host as the URL parser prints it that can name a machine: an IP address, or DNS labels of
+ * letters, digits, `-` and `_`. The parser takes more (`*`, `!`, `$`, …), which no lookup finds:
+ * an allow-list entry `*:8080` would read as a wildcard and match nothing.
+ */
+export function isHostName(hostname: string): boolean {
+  if (hostname.startsWith('[')) return hostname.endsWith(']');
+  return hostname.length <= 253 && /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/.test(hostname);
+}
+
 export function compileHostPortRules(rules: readonly string[]): HostPortMatcher {
   const keys = new Set<string>();
   for (const rule of rules) keys.add(ruleKey(rule));
@@ -45,7 +55,7 @@ function ruleKey(raw: string): string {
     throw new InvalidHostPortRuleError(raw);
   }
   const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !rule.endsWith('/');
-  if (!bare || !url.hostname || !(url.protocol in DEFAULT_PORTS)) throw new InvalidHostPortRuleError(raw);
+  if (!bare || !isHostName(url.hostname) || !(url.protocol in DEFAULT_PORTS)) throw new InvalidHostPortRuleError(raw);
   if (!origin && url.port === '') {
     // `host:port` needs its port (an explicit :80 is dropped by the parser, so look at the text).
     if (!/:\d{1,5}$/.test(rule)) throw new InvalidHostPortRuleError(raw);

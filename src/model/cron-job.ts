@@ -166,6 +166,10 @@ export function scheduleProblem(schedule: string): string | null {
   return result.errors.map((error) => error.message.replace(' a invalid ', ' an invalid ')).join('; ');
 }
 
+/** What a `timezone` must be, as a 400 and a project problem say. */
+export const TIMEZONE_PROBLEM = 'must be an IANA time zone such as Europe/Berlin, or an offset from UTC such as +02:00';
+
+/** An IANA time zone, or a fixed offset from UTC (`+02:00`): what Intl, and so the scheduler, reads. */
 export function isTimezone(timezone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });

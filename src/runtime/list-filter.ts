@@ -24,8 +24,8 @@ const STORED_DATE: FieldFilter = {
   read: (raw) => (isIsoDateTime(raw) ? new Date(raw) : { problem: ISO_DATE_PROBLEM }),
 };
 
-/** The fields every record has besides its schema's. */
-const META: Record<string, FieldFilter> = { _id: { ...RECORD_ID_FILTER, operators: ['eq', 'ne', 'in', 'nin'] }, createdAt: STORED_DATE, updatedAt: STORED_DATE };
+/** The fields every record has besides its schema's, and how each is filtered (also for docs). */
+export const RECORD_FIELD_FILTERS: Readonly<Record<string, FieldFilter>> = { _id: { ...RECORD_ID_FILTER, operators: ['eq', 'ne', 'in', 'nin'] }, createdAt: STORED_DATE, updatedAt: STORED_DATE };
 
 /** The operators a list filter on this field takes (for docs). */
 export function filterOperators(def: FieldDef): readonly string[] {
@@ -47,7 +47,7 @@ function fieldAt(schema: EndpointSchema, path: string): FieldDef | undefined {
 /** Whether a query parameter names a filter on this schema (other unknown names stay errors). */
 export function isFilterParam(schema: EndpointSchema, name: string): boolean {
   const match = PARAM.exec(name);
-  return match !== null && (Object.hasOwn(META, match[1] as string) || fieldAt(schema, match[1] as string) !== undefined);
+  return match !== null && (Object.hasOwn(RECORD_FIELD_FILTERS, match[1] as string) || fieldAt(schema, match[1] as string) !== undefined);
 }
 
 /** Builds the filter from the query's filter parameters (those isFilterParam accepts). */
@@ -58,7 +58,7 @@ export function listFilter(schema: EndpointSchema, params: Record<string, string
   for (const [name, raw] of entries) {
     const [, field, given] = PARAM.exec(name) as RegExpExecArray;
     const path = field as string;
-    const kind = Object.hasOwn(META, path) ? (META[path] as FieldFilter) : fieldFilter(fieldAt(schema, path) as FieldDef);
+    const kind = Object.hasOwn(RECORD_FIELD_FILTERS, path) ? (RECORD_FIELD_FILTERS[path] as FieldFilter) : fieldFilter(fieldAt(schema, path) as FieldDef);
     const operator = (given ?? 'eq') as FilterOperator;
     if (!FILTER_OPERATORS.includes(operator)) {
       throw badRequest(`Query parameter "${name}": unknown operator "${given}"; use one of ${FILTER_OPERATORS.join(', ')}`, [{ field: path, message: `unknown operator "${given}"` }]);

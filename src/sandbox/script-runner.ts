@@ -16,8 +16,10 @@ export interface ScriptLimits {
 
 export interface ScriptResult {
   ok: boolean;
-  /** run()'s return value as JSON text (truncated), when ok. */
+  /** run()'s return value as JSON text (its first 4,096 characters), when ok. */
   value: string | null;
+  /** Whether `value` was cut (it is then no longer JSON). */
+  valueTruncated: boolean;
   error: string | null;
   logs: string[];
   logsTruncated: boolean;
@@ -94,7 +96,7 @@ export async function runScript(code: string, limits: ScriptLimits): Promise<Scr
     logs.push(entry);
     logBytes += entry.length;
   };
-  const result = (ok: boolean, value: string | null, error: string | null): ScriptResult => ({ ok, value, error, logs, logsTruncated });
+  const result = (ok: boolean, value: string | null, error: string | null, valueTruncated = false): ScriptResult => ({ ok, value, valueTruncated, error, logs, logsTruncated });
 
   const isolate = new ivm.Isolate({ memoryLimit: limits.memoryMb });
   const deadline = performance.now() + limits.timeoutMs;
@@ -118,7 +120,7 @@ export async function runScript(code: string, limits: ScriptLimits): Promise<Scr
     });
     const envelope: unknown = await Promise.race([invoke.apply(undefined, [], { result: { promise: true, copy: true }, timeout: remaining() }), expired]);
     const { ok, value, message } = (envelope ?? {}) as { ok?: unknown; value?: unknown; message?: unknown };
-    if (ok === true && typeof value === 'string') return result(true, value.length > MAX_VALUE ? value.slice(0, MAX_VALUE) : value, null);
+    if (ok === true && typeof value === 'string') return value.length > MAX_VALUE ? result(true, value.slice(0, MAX_VALUE), null, true) : result(true, value, null);
     return result(false, null, typeof message === 'string' ? message.slice(0, MAX_LINE) : 'The run failed');
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

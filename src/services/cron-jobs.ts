@@ -5,9 +5,9 @@
 // cannot reach it.
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, withNameNotId, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
+import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, TIMEZONE_PROBLEM, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, withNameNotId, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
 import { isPermission, type Permission } from '../model/permissions.ts';
-import type { UserDoc } from '../model/records.ts';
+import type { GroupDoc, UserDoc } from '../model/records.ts';
 import { missingPermissions, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
@@ -118,7 +118,7 @@ function normalSchedule(given: string): string {
 }
 
 function assertTimezone(timezone: string): void {
-  if (!isTimezone(timezone)) throw badRequest(`Invalid request body: timezone "${timezone}" is not an IANA time zone`, [{ field: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' }]);
+  if (!isTimezone(timezone)) throw badRequest(`Invalid request body: timezone "${timezone}" is not a time zone`, [{ field: 'timezone', message: TIMEZONE_PROBLEM }]);
 }
 
 export class CronJobsService {
@@ -294,12 +294,24 @@ export class CronJobsService {
     return user;
   }
 
-  /** Only someone holding at least the runAs user's permissions may make a job act as them. */
+  /**
+   * Only someone who could do what the runAs user can may make a job act as them: who holds at
+   * least their permissions, and is in every group they are in (a `group` endpoint answers its
+   * groups' members, whatever their permissions), unless they hold `manage_users` and so could
+   * join those groups themselves.
+   */
   private async assertMayRunAs(user: UserDoc, actor: Principal | null): Promise<void> {
     if (actor === null) return;
     const permissions: Permission[] = [...(await this.authenticator.permissionsOf(user))].filter(isPermission);
     const missing = missingPermissions(actor, permissions);
     if (missing.length > 0) throw forbidden(`You cannot make a job run as "${user.login}": they hold permissions you do not have: ${missing.join(', ')}`);
+    if (actor.permissions.has('manage_users')) return;
+    const own = actor.kind === 'user' ? actor.groupIds : [];
+    const outside = user.groupIds.filter((id) => !own.includes(id));
+    if (outside.length === 0) return;
+    const names = (await this.store.collection<GroupDoc>('groups').find({ _id: { $in: outside } })).map((group) => group.name).sort();
+    if (names.length === 0) return;
+    throw forbidden(`You cannot make a job run as "${user.login}": they are in groups you are not in: ${names.join(', ')}`);
   }
 
   private async changed(actor: CronActor, action: string, message: string, statusCode: number): Promise<void> {

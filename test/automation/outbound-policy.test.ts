@@ -72,6 +72,10 @@ describe('the outbound policy', () => {
     await expect(policy.checkUrl(url)).rejects.toThrow(OutboundRefusedError);
   });
 
+  it.each(['http://*:8080/', 'https://*.example.com/', 'http://a$b.example/'])('refuses %s: not a host name a lookup could find', async (url) => {
+    await expect(policy.checkUrl(url)).rejects.toThrow(/is not a host name or an IP address/);
+  });
+
   it('accepts public addresses', async () => {
     await expect(policy.checkUrl('https://93.184.215.14/hook')).resolves.toBeUndefined();
     await expect(policy.checkUrl('http://[2606:4700::1111]/')).resolves.toBeUndefined();
@@ -181,7 +185,7 @@ describe('outbound allow-list entries', () => {
     expect(rules.matches({ protocol: 'http:', hostname: '[::1]', port: 8080 })).toBe(true);
   });
 
-  it.each(['localhost', 'http://host/path', 'ftp://host:21', 'user@host:80', 'host:99999', ''])('refuses %j', (entry) => {
+  it.each(['localhost', 'http://host/path', 'ftp://host:21', 'user@host:80', 'host:99999', '', '*:8080', '*.example.com:443', 'https://*'])('refuses %j', (entry) => {
     expect(() => compileHostPortRules([entry])).toThrow(InvalidHostPortRuleError);
   });
 });

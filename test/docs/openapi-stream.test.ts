@@ -57,7 +57,7 @@ describe('the OpenAPI document as sent', () => {
     const schemas = Object.keys(doc.components.schemas);
     const record = schemas.findIndex((name) => name.endsWith('_record') && doc.components.schemas[name].properties?.category);
     expect(record).toBeGreaterThan(schemas.findIndex((name) => name.endsWith('_populated')));
-    for (const [, target] of text.matchAll(/"\$ref":"#\/components\/(schemas\/[^"]+|responses\/[^"]+)"/g)) {
+    for (const [, target] of text.matchAll(/"\$ref":"#\/components\/((?:schemas|responses|parameters)\/[^"]+)"/g)) {
       const [kind, name] = (target as string).split('/') as [string, string];
       expect(doc.components[kind][name], target).toBeDefined();
     }

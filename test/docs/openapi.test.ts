@@ -97,17 +97,21 @@ describe('the document', () => {
     expect(doc.paths['/api/shops/{shopId}/items'].get.parameters[0]).toEqual({ name: 'shopId', in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' });
   });
 
-  it('describes list parameters: page, limit, sort, populate, search, total and one deepObject filter per field', async () => {
+  it('describes list parameters: page, limit, sort, populate, search, total, one deepObject filter per field and object child, and the record fields', async () => {
     const list = (await openapi()).paths['/api/shop/products'].get;
-    const byName = Object.fromEntries(list.parameters.map((p: any) => [p.name, p]));
-    expect(Object.keys(byName)).toEqual(['page', 'limit', 'sort', 'populate', 'search', 'total', ...Object.keys(PRODUCT_SCHEMA)]);
+    const byName = Object.fromEntries(list.parameters.map((p: any) => [p.name ?? p.$ref, p]));
+    const fields = Object.keys(PRODUCT_SCHEMA).flatMap((name) => (name === 'size' ? ['size', 'size.width', 'size.unit'] : [name]));
+    const records = ['_id', 'createdAt', 'updatedAt'].map((name) => `#/components/parameters/filter_${name}`);
+    expect(Object.keys(byName)).toEqual(['page', 'limit', 'sort', 'populate', 'search', 'total', ...fields, ...records]);
     expect(byName.total.schema).toEqual({ type: 'string', enum: ['exact', 'estimate', 'none'], default: 'exact' });
     expect(byName.page.schema).toEqual({ type: 'integer', minimum: 1, default: 1 });
     expect(byName.populate.description).toContain('category');
-    expect(byName.price).toMatchObject({ in: 'query', style: 'deepObject', explode: true });
-    expect(Object.keys(byName.price.schema.properties)).toEqual(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists']);
-    expect(byName.price.schema.properties.gte).toEqual({ type: 'number' });
-    expect(byName.tags.schema.properties.has).toEqual({ type: 'string' });
+    expect(byName.price).toMatchObject({ in: 'query', style: 'deepObject', explode: true, schema: { $ref: '#/components/schemas/Filter_number' } });
+    const schemas = (await openapi()).components.schemas;
+    expect(Object.keys(schemas.Filter_number.properties)).toEqual(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'exists']);
+    expect(schemas.Filter_number.properties.gte).toEqual({ type: 'number' });
+    expect(byName.tags.schema).toEqual({ $ref: '#/components/schemas/Filter_array_of_string' });
+    expect(schemas.Filter_array_of_string.properties.has).toEqual({ type: 'string' });
   });
 
   it('the described filter works as documented against the live endpoint', async () => {

@@ -80,7 +80,7 @@ describe('cron job files', () => {
     expect(problems).toEqual([
       { file: 'cron/bad.yaml', line: 1, path: 'name', message: 'must be 1-100 letters, digits, `.`, `_` or `-`, starting with a letter or digit' },
       { file: 'cron/bad.yaml', line: 2, path: 'schedule', message: 'is not a valid cron expression: expected 5 fields (or 6 with seconds first) but got 4' },
-      { file: 'cron/bad.yaml', line: 3, path: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin' },
+      { file: 'cron/bad.yaml', line: 3, path: 'timezone', message: 'must be an IANA time zone such as Europe/Berlin, or an offset from UTC such as +02:00' },
       { file: 'cron/bad.yaml', line: 8, path: 'action.retries', message: expect.stringMatching(/^is not a known field/) },
       // A syntax error in a .js file points into it.
       { file: 'cron/broken.js', line: 3, path: '', message: expect.stringMatching(/^does not compile: Unexpected token/) },

@@ -47,5 +47,12 @@ export const arrayType: FieldType<ArrayFieldDef> = {
     return item && !item.many ? { ref: item.ref, many: true } : undefined;
   },
   // `tags[has]=new`: one item, read as the item type (as text when items are untyped).
-  filter: (def, filterOfChild) => ({ operators: ['has', 'exists'], read: (raw) => raw, item: def.items ? filterOfChild(def.items) : TEXT_FILTER }),
+  filter: (def, filterOfChild) => {
+    const item = def.items ? filterOfChild(def.items) : TEXT_FILTER;
+    // `has` asks whether an item equals the value. Items that may be any JSON value (untyped,
+    // json) can, when they are text; objects and arrays never can: no `has` there (a 400, not
+    // a filter that silently matches nothing).
+    const has = def.items === undefined || def.items.type === 'json' || item.operators.includes('eq');
+    return { operators: has ? ['has', 'exists'] : ['exists'], read: (raw) => raw, item };
+  },
 };

@@ -11,7 +11,7 @@
 // An HTTP action's credential headers (`Authorization`) leave the store as their placeholder or
 // `(secret)`, which keeps the stored value (`secrets`, model/secret-headers.ts).
 import type { Actor } from '../../model/actor.ts';
-import { actionWithStoredSecrets, isTimezone, maskedAction, maskedActionHeaders, scheduleProblem, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
+import { actionWithStoredSecrets, isTimezone, maskedAction, maskedActionHeaders, scheduleProblem, TIMEZONE_PROBLEM, type CronAction, type CronJobDoc } from '../../model/cron-job.ts';
 import { checkScript, ScriptCompileError } from '../../sandbox/script-runner.ts';
 import type { CronActor } from '../../services/cron-jobs.ts';
 import { compareText } from '../normalize.ts';
@@ -88,7 +88,7 @@ export const cronJobKind: ProjectKind<CronJobSpec, NormalCronJob, 'cronJob', 'cr
       const problem = scheduleProblem(scheduleOf(spec.schedule));
       if (problem) report('schedule', `is not a valid cron expression: ${problem}`);
     }
-    if (isWritten(spec.timezone) && !isTimezone(spec.timezone)) report('timezone', 'must be an IANA time zone such as Europe/Berlin');
+    if (isWritten(spec.timezone) && !isTimezone(spec.timezone)) report('timezone', TIMEZONE_PROBLEM);
     const action = spec.action;
     if (!isPlainObject(action) || action.type !== 'javascript') return;
     if (action.code === undefined && action.file === undefined) report('action', 'needs code (inline) or file (a .js file beside the YAML)');

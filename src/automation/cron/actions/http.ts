@@ -42,12 +42,26 @@ export const httpAction: CronActionType<HttpAction> = {
       });
       const output = { status: response.status, body: response.body, ...(response.truncated ? { truncated: true } : {}) };
       const ok = response.status < 400;
-      return { ok, error: ok ? null : `${action.method} ${action.url} answered ${response.status}`, output };
+      return { ok, error: ok ? null : `${action.method} ${shownUrl(action.url)} answered ${response.status}`, output };
     } catch (error) {
       return { ok: false, error: error instanceof Error ? error.message : String(error), output: null };
     }
   },
 };
+
+/**
+ * The URL as a run's error shows it (in the job's runs and the audit log, which `view_logs` may
+ * read without seeing the job): its query may carry a secret (`?apikey=…`), so it is left out, as
+ * a webhook's errors leave it out.
+ */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}${parsed.search ? '?…' : ''}`;
+  } catch {
+    return 'the URL';
+  }
+}
 
 const FRAMING_PROBLEM = 'hop-by-hop and framing headers cannot be set (the request sets them itself)';
 

@@ -17,7 +17,12 @@ export const javascriptAction: CronActionType<JavascriptAction> = {
 
   async run(action, { settings }) {
     const result = await runScript(action.code, { memoryMb: settings.handlerMemoryMb, timeoutMs: settings.cronTimeoutMs });
-    const output = { logs: result.logs, ...(result.logsTruncated ? { logsTruncated: true } : {}), ...(result.ok ? { result: result.value } : {}) };
+    const output = {
+      logs: result.logs,
+      ...(result.logsTruncated ? { logsTruncated: true } : {}),
+      ...(result.ok ? { result: result.value } : {}),
+      ...(result.valueTruncated ? { resultTruncated: true } : {}),
+    };
     return { ok: result.ok, error: result.error, output };
   },
 };
