@@ -14,8 +14,8 @@
 // A field is described as indexed or unique when any definition of its path says so (the
 // path's indexes are the union over its definitions), whichever definition is described.
 import type { PathPattern } from '../lib/paths.ts';
-import { fieldTypeOf, type EndpointSchema, type JsonSchema } from '../model/field-types/index.ts';
-import { indexedFields, unionIndexedFields, type IndexedField } from '../model/indexed-fields.ts';
+import type { EndpointSchema, JsonSchema } from '../model/field-types/index.ts';
+import { indexedFields, unionIndexedFields, withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
 import type { CompiledEndpoint } from '../runtime/route-table.ts';
 import { filterParameters, inputSchema, populatedSchema, RECORD_ID_SCHEMA, recordFieldParameters, recordSchema, type ShareFilterSchema } from './field-schemas.ts';
 
@@ -43,21 +43,6 @@ export function pathIndexes(endpoints: readonly CompiledEndpoint[]): Map<string,
     if (fields.length > 0) byPath.set(endpoint.doc.path, [...(byPath.get(endpoint.doc.path) ?? []), fields]);
   }
   return new Map([...byPath].map(([path, lists]) => [path, unionIndexedFields(lists)]));
-}
-
-/**
- * The endpoint's fields with its path's indexes marked on them: a field (of the same index kind)
- * that another definition of the path indexes is indexed here too. The same object when nothing
- * changes.
- */
-function withPathIndexes(fields: EndpointSchema, indexes: readonly IndexedField[] | undefined): EndpointSchema {
-  let out: EndpointSchema | undefined;
-  for (const { field, kind, unique } of indexes ?? []) {
-    const def = Object.hasOwn(fields, field) ? fields[field] : undefined;
-    if (!def || fieldTypeOf(def.type)?.indexedAs !== kind || def.unique === true || (def.indexed === true && !unique)) continue;
-    (out ??= { ...fields })[field] = { ...def, ...(unique ? { unique: true } : { indexed: true }) };
-  }
-  return out ?? fields;
 }
 
 const UNGROUPED = 'Ungrouped';

@@ -33,3 +33,18 @@ export function unionIndexedFields(lists: ReadonlyArray<readonly IndexedField[]>
   }
   return [...byKey.values()];
 }
+
+/**
+ * A definition's fields with its path's indexes marked on them: a field (of the same index kind)
+ * that another definition of the path indexes is indexed here too, unique when that one says so.
+ * The same object when nothing changes.
+ */
+export function withPathIndexes(fields: EndpointSchema, indexes: readonly IndexedField[] | undefined): EndpointSchema {
+  let out: EndpointSchema | undefined;
+  for (const { field, kind, unique } of indexes ?? []) {
+    const def = Object.hasOwn(fields, field) ? fields[field] : undefined;
+    if (!def || fieldTypeOf(def.type)?.indexedAs !== kind || def.unique === true || (def.indexed === true && !unique)) continue;
+    (out ??= { ...fields })[field] = { ...def, ...(unique ? { unique: true } : { indexed: true }) };
+  }
+  return out ?? fields;
+}

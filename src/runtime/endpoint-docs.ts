@@ -1,6 +1,7 @@
 import { versionedPath } from '../lib/paths.ts';
 import type { EndpointDoc } from '../model/endpoint.ts';
 import { compileRecordSchema, exampleRecord, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
+import { withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
 import { filterOperators } from './list-filter.ts';
 
 /** Sample requests and structured docs generated from a definition (nothing is stored). */
@@ -88,8 +89,12 @@ function describeField(def: FieldDef): string {
   return parts.filter(Boolean).join('; ');
 }
 
-export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
-  const schema = doc.schema as EndpointSchema;
+/**
+ * `pathIndexes`: the fields its path indexes (the union over the path's definitions): a field
+ * that another definition of the path marks indexed or unique is so here too.
+ */
+export function endpointDocs(doc: EndpointDoc, pathIndexes: readonly IndexedField[] = []): Record<string, unknown> {
+  const schema = withPathIndexes(doc.schema as EndpointSchema, pathIndexes);
   const parameters: Parameter[] = [];
   for (const name of doc.path.match(/:([A-Za-z_][A-Za-z0-9_]*)/g) ?? []) {
     parameters.push({ name: name.slice(1), in: 'path', type: 'string', required: true, description: 'path parameter' });
@@ -106,10 +111,12 @@ export function endpointDocs(doc: EndpointDoc): Record<string, unknown> {
       { name: 'total', in: 'query', type: 'string', required: false, description: 'exact (default), estimate or none: how meta.total is counted' },
     );
     for (const [name, def] of Object.entries(schema)) {
-      const operators = filterOperators(def).filter((op) => op !== 'eq');
+      const operators = filterOperators(def);
+      const others = operators.filter((op) => op !== 'eq');
       const indexed = def.unique === true || def.indexed === true ? ' (indexed)' : '';
-      const description = `filter: ${name}=value${operators.length > 0 ? `, or ${name}[${operators.join('|')}]=value` : ''}${indexed}`;
-      parameters.push({ name, in: 'query', type: def.type, required: false, description });
+      // `name=value` is `name[eq]=value`: offered only where the field's type takes eq.
+      const forms = [...(operators.includes('eq') ? [`${name}=value`] : []), ...(others.length > 0 ? [`${name}[${others.join('|')}]=value`] : [])];
+      parameters.push({ name, in: 'query', type: def.type, required: false, description: `filter: ${forms.join(', or ')}${indexed}` });
     }
   }
   if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {

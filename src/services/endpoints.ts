@@ -15,6 +15,7 @@ import {
   type EndpointGroupDoc,
   type HttpMethod,
 } from '../model/endpoint.ts';
+import { indexedFields, unionIndexedFields, type IndexedField } from '../model/indexed-fields.ts';
 import { assertValidNetworkAccess, type NetworkAccess } from '../model/network-access.ts';
 import type { GroupDoc } from '../model/records.ts';
 import { compileRecordSchema, type EndpointSchema, type FieldDef } from '../model/record-schema.ts';
@@ -188,6 +189,12 @@ export class EndpointsService {
 
   all(): Promise<EndpointDoc[]> {
     return this.endpoints.find({}, { sort: { path: 1, method: 1 } });
+  }
+
+  /** The indexed fields of a path: the union over its definitions (model/indexed-fields.ts). */
+  async indexesOfPath(path: string): Promise<IndexedField[]> {
+    const onPath = await this.endpoints.find({ path });
+    return unionIndexedFields(onPath.map((doc) => indexedFields(doc.schema as EndpointSchema)));
   }
 
   async get(id: string): Promise<EndpointDoc> {

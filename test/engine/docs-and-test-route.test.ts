@@ -233,6 +233,18 @@ describe('GET /api/endpoints/:id/docs', () => {
     }
   });
 
+  it("marks a field unique when another definition of the path does, and offers field=value only where eq is taken", async () => {
+    const path = freshPath();
+    const get = await define({ path, method: 'GET', schema: { sku: { type: 'string', unique: true }, tags: { type: 'array', items: { type: 'string' } } } });
+    const post = await define({ path, method: 'POST', schema: { sku: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } } });
+    const postDocs = (await t.api('GET', `/api/endpoints/${post._id}/docs`, { token: admin })).body.data;
+    expect(postDocs.fields.find((f: any) => f.name === 'sku')).toMatchObject({ indexed: true, unique: true });
+    expect(postDocs.parameters.find((p: any) => p.name === 'sku').description).toContain('unique (another record of this path with the same value is a 409)');
+    const getDocs = (await t.api('GET', `/api/endpoints/${get._id}/docs`, { token: admin })).body.data;
+    expect(getDocs.parameters.find((p: any) => p.name === 'tags').description).toBe('filter: tags[has|exists]=value');
+    expect(getDocs.parameters.find((p: any) => p.name === 'sku').description).toBe('filter: sku=value, or sku[ne|gt|gte|lt|lte|in|nin|exists]=value (indexed)');
+  });
+
   it('an unknown id is a 404', async () => {
     const res = await t.api('GET', '/api/endpoints/000000000000000000000000/docs', { token: admin });
     expect(res.status).toBe(404);

@@ -100,7 +100,8 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, endpointExamples(doc, recordIds));
   });
   router.get('/endpoints/:id/docs', read, async (ctx) => {
-    ok(ctx, endpointDocs(await services.endpoints.get(ctx.params.id as string)));
+    const doc = await services.endpoints.get(ctx.params.id as string);
+    ok(ctx, endpointDocs(doc, await services.endpoints.indexesOfPath(doc.path)));
   });
 
   // Runs the endpoint through the engine's invoke, the same steps as a live call (network rules
