@@ -111,7 +111,10 @@ export const TOOLS_PER_PAGE = 500;
 
 /**
  * Cursors are opaque to clients (MCP): here the offset of the next page in the caller's list,
- * which is in creation order, so definitions added meanwhile come at the end.
+ * which is in creation order, so definitions added meanwhile come at the end. They are not
+ * signed: a made-up offset only starts a page elsewhere in the caller's own list, which paging
+ * reaches anyway, so a signature would protect nothing, and its key would have to be shared by
+ * every instance on the store. What is not a cursor's shape is refused.
  */
 const cursorOf = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString('base64url');
 
@@ -124,6 +127,6 @@ function readCursor(params: unknown): number {
   } catch {
     offset = undefined;
   }
-  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new McpError(INVALID_PARAMS, 'Invalid params: cursor is not one this server gave');
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new McpError(INVALID_PARAMS, 'Invalid params: cursor is not a tools/list cursor (send the nextCursor of the previous page)');
   return offset;
 }

@@ -65,3 +65,30 @@ describe('dynctl mcp tools', () => {
     expect(result.stderr).toContain('[HTTP 401]');
   });
 });
+
+describe('dynctl mcp tools with more tools than one tools/list page (500)', () => {
+  const BULK = 520;
+  /** Every tool the server has, in no particular order (apply creates a bundle's endpoints in key order). */
+  const expected = ['get_api_shop_books', 'post_api_shop_books', ...Array.from({ length: BULK }, (_, i) => `get_api_bulk_t${i}`)].sort();
+  beforeAll(async () => {
+    const { accessToken } = await server.login();
+    const endpoints = Array.from({ length: BULK }, (_, i) => ({ name: `bulk ${i}`, method: 'GET', path: `/api/bulk/t${i}`, accessType: 'public', schema: {} }));
+    const applied = await server.api('POST', '/api/project/apply', { token: accessToken, body: { endpoints } });
+    expect(applied.status, applied.text).toBe(200);
+  });
+
+  it('follows nextCursor to the last page', async () => {
+    const result = await cli.run(['mcp', 'tools']);
+    expect(result.code, result.stderr).toBe(0);
+    const names = result.stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s+/)[0]);
+    expect(names.slice(0, 2)).toEqual(['get_api_shop_books', 'post_api_shop_books']);
+    expect([...names].sort()).toEqual(expected);
+  });
+
+  it('--json prints every tool of every page, once', async () => {
+    const result = await cli.run(['--json', 'mcp', 'tools']);
+    expect(result.code, result.stderr).toBe(0);
+    const names = (JSON.parse(result.stdout) as Array<{ name: string }>).map((tool) => tool.name);
+    expect([...names].sort()).toEqual(expected);
+  });
+});

@@ -40,6 +40,10 @@ async function rpc(body: unknown, headers: Record<string, string> = {}): Promise
   return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
 }
 
+/** A tools/call creating a category (the endpoint is defined in "batches"). */
+const createCategory = (id: number | string, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'post_api_shop_categories', arguments: { body: { name } } } });
+const categoryCount = async (): Promise<number> => (await t.api('GET', '/api/shop/categories')).body.meta.total;
+
 beforeAll(async () => {
   t = await startTestServer();
   admin = await t.adminToken();
@@ -301,6 +305,79 @@ describe('over raw HTTP', () => {
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toContain('POST');
     }
+  });
+});
+
+describe('batches, refused whole or answered with an array', () => {
+  beforeAll(async () => {
+    await define({ method: 'POST', path: '/api/shop/categories', schema: { name: { type: 'string', required: true } } });
+    await define({ method: 'GET', path: '/api/shop/categories', schema: { name: { type: 'string' } } });
+  });
+
+  it('refuses a batch whose requests share an id, naming the id, and runs none of it', async () => {
+    const res = await rpc([createCategory(7, 'dupA'), createCategory(7, 'dupB')]);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message 1: id 7 is already the id of message 0; each request of a batch needs its own id' } });
+    expect(await categoryCount()).toBe(0);
+  });
+
+  it('tells the number 7 and the string "7" apart, as JSON-RPC does, and answers each request', async () => {
+    const res = await rpc([createCategory(7, 'numbered'), createCategory('7', 'named')]);
+    expect(res.status).toBe(200);
+    expect(res.body.map((answer: any) => [answer.id, answer.result.structuredContent.response.data.name])).toEqual([[7, 'numbered'], ['7', 'named']]);
+    expect(await categoryCount()).toBe(2);
+  });
+
+  it('answers a batch of one request with an array of one answer', async () => {
+    const res = await rpc([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    const withNotification = await rpc([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    expect(withNotification.body).toEqual([{ jsonrpc: '2.0', id: 2, result: {} }]);
+  });
+
+  it('answers a batch in the order of its requests', async () => {
+    const res = await rpc([{ jsonrpc: '2.0', id: 'z', method: 'ping' }, { jsonrpc: '2.0', id: 'a', method: 'tools/destroy' }, { jsonrpc: '2.0', id: 'm', method: 'ping' }]);
+    expect(res.body.map((answer: any) => answer.id)).toEqual(['z', 'a', 'm']);
+    expect(res.body[1].error.code).toBe(-32601);
+  });
+
+  it('refuses initialize in a batch (MCP: it must be sent alone), even with nothing else in it', async () => {
+    for (const batch of [[{ jsonrpc: '2.0', id: 1, method: 'initialize' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], [{ jsonrpc: '2.0', id: 1, method: 'initialize' }]]) {
+      const res = await rpc(batch);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message 0: initialize must be sent alone, not in a batch (MCP lifecycle)' } });
+    }
+  });
+});
+
+describe('members JSON-RPC does not define', () => {
+  it('refuses a request with an extra member as an invalid request with its id', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Invalid Request: unknown member "extra": a request has only jsonrpc, id, method, params' } });
+  });
+
+  it('refuses a misspelt params rather than running the method without it', async () => {
+    const before = await categoryCount();
+    const { params, ...call } = createCategory(3, 'misspelt');
+    const res = await rpc({ ...call, param: params });
+    expect(res.body).toMatchObject({ id: 3, error: { code: -32600, message: expect.stringContaining('unknown member "param"') } });
+    expect(await categoryCount()).toBe(before);
+  });
+
+  it('refuses an extra member inside a batch, naming the message, and runs none of the batch', async () => {
+    const res = await rpc([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized', extra: true }]);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message 1: unknown member "extra": a request has only jsonrpc, id, method, params' } });
+  });
+
+  it('answers what only the SDK\'s schema rules out (params._meta of the wrong type) with the request\'s id, not as a parse error', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: 5 } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 4, error: { code: -32602, message: expect.stringMatching(/^Invalid params: tools\/list params\._meta: /) } });
+    const response = await rpc({ jsonrpc: '2.0', id: 5, result: 1 });
+    expect(response.body).toMatchObject({ id: 5, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: result: /) } });
   });
 });
 

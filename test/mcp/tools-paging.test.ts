@@ -54,9 +54,20 @@ describe('tools/list paging', () => {
     expect(names).toEqual(Array.from({ length: COUNT }, (_, i) => `get_api_items${i}`));
   });
 
-  it('refuses a cursor it did not give as invalid params', async () => {
+  it('starts a page where a cursor says: a cursor is an offset in the caller\'s own list, not a signed token', async () => {
     const client = await connect();
-    await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toThrow(/-32602|cursor is not one this server gave/);
-    await expect(client.listTools({ cursor: Buffer.from('{"offset":-1}').toString('base64url') })).rejects.toThrow(/cursor/);
+    const made = Buffer.from(JSON.stringify({ offset: TOOLS_PER_PAGE * 2 + 5 })).toString('base64url');
+    const page = await client.listTools({ cursor: made });
+    expect(page.tools.map((tool) => tool.name)).toEqual(['get_api_items1005', 'get_api_items1006']);
+    expect(page.nextCursor).toBeUndefined();
+  });
+
+  it.each([
+    ['not base64url JSON', 'not-a-cursor'],
+    ['a negative offset', Buffer.from('{"offset":-1}').toString('base64url')],
+    ['an offset that is not a whole number', Buffer.from('{"offset":1.5}').toString('base64url')],
+  ])('refuses a cursor that is %s as invalid params', async (_label, cursor) => {
+    const client = await connect();
+    await expect(client.listTools({ cursor })).rejects.toThrow(/-32602.*cursor is not a tools\/list cursor/);
   });
 });

@@ -1,4 +1,4 @@
-import type { RawResponse } from '../client.ts';
+import type { DynClient, RawResponse } from '../client.ts';
 import type { CommandModule } from '../context.ts';
 import { ApiError, CliError, EXIT, usageError } from '../errors.ts';
 
@@ -28,17 +28,43 @@ export const discoveryCommands: CommandModule = {
       .command('tools')
       .description('list the MCP tools your credentials may call')
       .action(async () => {
-        const client = await context.client();
-        const response = await client.request('POST', '/api/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
-        const answer = expectJson(response) as { result?: { tools?: Array<{ name: string; description?: string }> }; error?: { code: number; message: string } };
-        if (answer.error) throw new CliError(`MCP error ${answer.error.code}: ${answer.error.message}`, EXIT.failure);
-        const tools = answer.result?.tools ?? [];
+        const tools = await listTools(await context.client());
         context.out.result(tools, () =>
           context.out.table(['TOOL', 'DESCRIPTION'], tools.map((tool) => [tool.name, firstLine(tool.description)]), 'No tools.'),
         );
       });
   },
 };
+
+interface McpTool {
+  name: string;
+  description?: string;
+}
+
+/**
+ * Pages of `tools/list` followed to the end: the server answers 500 tools a page. Bounded, so
+ * that a server answering cursors forever cannot keep the command running: MAX_TOOL_PAGES pages
+ * is 100,000 tools at the server's page size, ten times the scale dyn is measured at.
+ */
+const MAX_TOOL_PAGES = 200;
+
+async function listTools(client: Pick<DynClient, 'request'>): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; page <= MAX_TOOL_PAGES; page++) {
+    const body = { jsonrpc: '2.0', id: page, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) };
+    const answer = expectJson(await client.request('POST', '/api/mcp', { body })) as { result?: { tools?: McpTool[]; nextCursor?: unknown }; error?: { code: number; message: string } };
+    if (answer.error) throw new CliError(`MCP error ${answer.error.code}: ${answer.error.message}`, EXIT.failure);
+    tools.push(...(answer.result?.tools ?? []));
+    const next = answer.result?.nextCursor;
+    if (typeof next !== 'string' || next === '') return tools;
+    if (cursors.has(next)) throw new CliError(`MCP error: the server gave the cursor ${JSON.stringify(next).slice(0, 60)} twice (tools/list page ${page})`, EXIT.failure);
+    cursors.add(next);
+    cursor = next;
+  }
+  throw new CliError(`MCP error: tools/list had more than ${MAX_TOOL_PAGES} pages; stopped there`, EXIT.failure);
+}
 
 /** The parsed JSON of a 2xx answer; otherwise the server's error, with the exit code of its status. */
 function expectJson(response: RawResponse): unknown {

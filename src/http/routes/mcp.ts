@@ -1,6 +1,5 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AppError } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/logger.ts';
 import type { OpenApiDocs } from '../../docs/openapi-docs.ts';
 import { auditMcpCalls } from '../../mcp/audit.ts';
 import { checkMessages, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, requestsOf, rpcError, type JsonRpcFailure } from '../../mcp/json-rpc.ts';
@@ -15,14 +14,15 @@ import type { ApiRouter } from './router.ts';
 // SDK server and transport per request) and answering in JSON, never an SSE stream; GET and
 // DELETE (streams, sessions) are 405. A JWT or an API key is required. The body is read here
 // rather than by the JSON body middleware (app.ts skips this path), so that malformed JSON is a
-// JSON-RPC parse error.
+// JSON-RPC parse error, and checked whole (json-rpc.ts) before any message of it runs. The SDK's
+// web-standard transport hands its answer back rather than writing it, so Koa sends it (and
+// renders any failure the usual way) and a batch of one is answered with an array.
 export const MCP_PATH = '/api/mcp';
 
 interface McpRouteDeps {
   engine: Engine;
   openApi: OpenApiDocs;
   audit: AuditLog;
-  logger: Logger;
   config: { bodyLimitBytes: number };
 }
 
@@ -63,25 +63,28 @@ export function mcpRoutes(router: ApiRouter, deps: McpRouteDeps, version: string
     auditMcpCalls(deps.audit, requestsOf(messages), caller);
 
     const server = createMcpServer({ engine: deps.engine, openApi: deps.openApi, version }, caller);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    ctx.res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    // Answers are JSON whatever the client accepts; the SDK insists on both types being accepted.
-    ctx.req.headers.accept = 'application/json, text/event-stream';
-    ctx.respond = false;
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
-      await transport.handleRequest(ctx.req, ctx.res, Array.isArray(body) ? messages : messages[0]);
-    } catch (error) {
-      if (ctx.res.headersSent) {
-        deps.logger.error('MCP request failed after its answer started', { error });
-        ctx.res.destroy();
+      await server.connect(transport);
+      // The SDK reads the headers below and the body given here. Answers are JSON whatever the
+      // client accepts; the SDK insists on both types being accepted.
+      const headers = new Headers({ accept: 'application/json, text/event-stream', 'content-type': 'application/json' });
+      const protocolVersion = ctx.get('Mcp-Protocol-Version');
+      if (protocolVersion) headers.set('mcp-protocol-version', protocolVersion);
+      const response = await transport.handleRequest(new Request(`http://localhost${MCP_PATH}`, { method: 'POST', headers }), { parsedBody: checked.batch ? messages : messages[0] });
+      const text = await response.text();
+      if (!text) {
+        // Notifications only: 202 with no body (a null body first, or Koa would make it a 204).
+        ctx.body = null;
+        ctx.status = response.status;
         return;
       }
-      ctx.respond = true;
-      throw error;
+      const answer: unknown = JSON.parse(text);
+      ctx.status = response.status;
+      // JSON-RPC answers a batch with an array; the SDK answers a batch of one request bare.
+      ctx.body = checked.batch && response.ok && !Array.isArray(answer) ? [answer] : answer;
+    } finally {
+      await server.close();
     }
   });
 }
