@@ -6,10 +6,12 @@
 // Claiming is a compare-and-set on `lease`: of several instances that read the same due row, the
 // one whose conditional update matches (status pending, lease unchanged) wins; the update also
 // moves nextAttemptAt to the end of the lease, so a delivery whose instance died is due again then.
-import { notFound } from '../lib/errors.ts';
+import { forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { isHeld, type DeliveryStatus, type WebhookDeliveryDoc } from '../model/webhook.ts';
+import type { Principal } from '../model/principal.ts';
+import { isHeld, TEST_EVENT, type DeliveryStatus, type WebhookDeliveryDoc, type WebhookDoc } from '../model/webhook.ts';
 import type { NewDoc, Page, Store } from '../store/types.ts';
+import { carriesUsers, mayReadUsers } from './webhooks.ts';
 
 export interface AttemptOutcome {
   ok: boolean;
@@ -101,9 +103,16 @@ export class WebhookDeliveriesService {
     return delivery;
   }
 
-  /** Queues the delivery again, due now, with a fresh set of attempts (same id, same body). */
-  async redeliver(webhookId: string, id: string): Promise<WebhookDeliveryDoc> {
+  /**
+   * Queues the delivery again, due now, with a fresh set of attempts (same id, same body). A
+   * `user.*` delivery carries a user record: only a principal who may read users redelivers it
+   * (the hook's URL may have changed since, see WebhooksService.assertMayChange).
+   */
+  async redeliver(webhookId: string, id: string, principal: Principal | null): Promise<WebhookDeliveryDoc> {
     const current = await this.get(webhookId, id);
+    if (carriesUsers(current.event) && !mayReadUsers(principal)) {
+      throw forbidden('Forbidden: redelivering a user.* event requires view or manage_users: it carries a user record');
+    }
     const updated = await this.deliveries.updateOne(
       { _id: current._id },
       { $set: { status: 'pending', attempts: 0, nextAttemptAt: new Date(), claimedBy: null, error: null, responseCode: null, durationMs: null, updatedAt: new Date() }, $inc: { lease: 1 } },
@@ -118,7 +127,15 @@ export class WebhookDeliveriesService {
   }
 }
 
-export function publicDelivery(doc: WebhookDeliveryDoc) {
+/**
+ * A delivery as the API shows it: never its body (so listing the deliveries of a hook that follows
+ * `user.*` shows no user record). `hook`: its hook, whose being disabled holds the delivery.
+ */
+export function publicDelivery(doc: WebhookDeliveryDoc, hook: Pick<WebhookDoc, 'enabled'>) {
+  // A disabled hook's deliveries wait for it to be enabled (except a test's, sent regardless): a
+  // retry not yet due when it was disabled has no next attempt either, though the dispatcher holds
+  // it (HELD_UNTIL) only when its time comes.
+  const waiting = doc.status === 'pending' && !isHeld(doc) && (hook.enabled || doc.event === TEST_EVENT);
   return {
     _id: doc._id,
     webhookId: doc.webhookId,
@@ -129,7 +146,7 @@ export function publicDelivery(doc: WebhookDeliveryDoc) {
     durationMs: doc.durationMs,
     error: doc.error,
     // null also while held for a disabled hook: it has no next attempt until the hook is enabled.
-    nextAttemptAt: doc.status === 'pending' && !isHeld(doc) ? new Date(doc.nextAttemptAt).toISOString() : null,
+    nextAttemptAt: waiting ? new Date(doc.nextAttemptAt).toISOString() : null,
     createdAt: new Date(doc.createdAt).toISOString(),
     updatedAt: new Date(doc.updatedAt).toISOString(),
   };

@@ -2,14 +2,15 @@
 // and each hook's delivery health (consecutive failures, last outcome). Every write bumps the
 // `webhooks` revision, which each instance's outbox compares to keep its table of subscribed
 // events current. Whether a URL may be called is checked by `checkUrl` (the outbound policy,
-// supplied by src/automation, which this layer cannot reach).
+// supplied by src/automation, which this layer cannot reach). Hooks and deliveries that carry
+// user records are for principals who may read users (assertMayFollow, at the bottom).
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { withNameNotId } from '../model/cron-job.ts';
 import { hasAnyPermission, principalUserId, type Principal } from '../model/principal.ts';
 import { keepSecretHeaders, maskSecretHeaders } from '../model/secret-headers.ts';
 import { compileValidator } from '../model/validation.ts';
-import { FAILING_AFTER, HELD_UNTIL, RESERVED_HEADERS, WEBHOOK_PROPERTIES, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
+import { FAILING_AFTER, HELD_UNTIL, RESERVED_HEADERS, WEBHOOK_EVENTS, WEBHOOK_PROPERTIES, type WebhookDeliveryDoc, type WebhookDoc, type WebhookFilter } from '../model/webhook.ts';
 import { DuplicateKeyError, type Page, type Store } from '../store/types.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { RequestInfo } from './auth.ts';
@@ -120,6 +121,10 @@ export class WebhooksService {
     return this.store.collection<WebhookDoc>('webhooks');
   }
 
+  private get deliveries() {
+    return this.store.collection<WebhookDeliveryDoc>('webhookdeliveries');
+  }
+
   list(query: { page: number; limit: number; search?: string }): Promise<Page<WebhookDoc>> {
     return this.hooks.findPage({}, {
       page: query.page,
@@ -191,8 +196,10 @@ export class WebhooksService {
   /** `secret` left out (or sent as shown, `set`/`unset`) keeps the current one; `null` removes it. A secret header sent as `(secret)` keeps its value. */
   async update(id: string, input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
-    const valid = await this.validated(() => validateUpdate(withoutShownSecret(rest, false)), rest);
     const current = await this.get(id);
+    // Before validation: a caller who may not touch this hook learns nothing more from its input.
+    await this.assertMayChange(current, actor);
+    const valid = await this.validated(() => validateUpdate(withoutShownSecret(rest, false)), rest);
     assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;
     const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
@@ -206,8 +213,12 @@ export class WebhooksService {
     if (!updated) throw notFound('Webhook not found');
     // Enabled (again): the deliveries the dispatcher held while it was disabled are due now. After
     // the hook is written, so a dispatcher holding one meanwhile sees it enabled (see its hold()).
+    // Enabled from disabled: so are retries whose wait had not run out, which were shown with no
+    // next attempt meanwhile (publicDelivery); claimed ones are left to the instance sending them.
     if (updated.enabled) {
-      await this.store.collection('webhookdeliveries').updateMany({ webhookId: updated._id, status: 'pending', nextAttemptAt: { $gte: HELD_UNTIL } }, { $set: { nextAttemptAt: new Date() } });
+      const held = { nextAttemptAt: { $gte: HELD_UNTIL } };
+      const waiting = current.enabled ? held : { $or: [held, { claimedBy: null, nextAttemptAt: { $gt: new Date() } }] };
+      await this.deliveries.updateMany({ webhookId: updated._id, status: 'pending', ...waiting }, { $set: { nextAttemptAt: new Date() } });
     }
     await this.changed(actor, 'webhook_updated', `Webhook "${updated.name}" updated`, 200);
     return updated;
@@ -216,11 +227,25 @@ export class WebhooksService {
   /** Deletes the hook and its deliveries (queued ones are not sent). */
   async delete(id: string, actor: WebhookActor): Promise<WebhookDoc> {
     const current = await this.get(id);
+    await this.assertMayChange(current, actor);
     const deleted = await this.hooks.deleteOne({ _id: current._id });
     if (!deleted) throw notFound('Webhook not found');
-    await this.store.collection('webhookdeliveries').deleteMany({ webhookId: deleted._id });
+    await this.deliveries.deleteMany({ webhookId: deleted._id });
     await this.changed(actor, 'webhook_deleted', `Webhook "${deleted.name}" deleted`, 200);
     return deleted;
+  }
+
+  /**
+   * 403 unless the actor may read users, when the hook follows user events or still has some of
+   * their deliveries queued: whatever URL it has when they are sent receives them, so a caller
+   * who could not subscribe to them may not repoint (nor rename, disable or delete) such a hook.
+   * The queue is read only for such a caller.
+   */
+  private async assertMayChange(hook: WebhookDoc, actor: WebhookActor): Promise<void> {
+    if (mayReadUsers(actor.principal)) return;
+    assertMayFollow(hook.events, actor);
+    const queued = await this.deliveries.findOne({ webhookId: hook._id, status: 'pending', event: { $in: USER_EVENTS } });
+    if (queued) throw forbidden('Forbidden: this hook has user.* deliveries queued, which carry user records: changing it requires view or manage_users');
   }
 
   /** Records an attempt's outcome on the hook (no revision bump: the subscription did not change). */
@@ -272,14 +297,23 @@ function duplicateName(error: unknown): unknown {
   return error instanceof DuplicateKeyError ? conflict('A webhook with this name already exists') : error;
 }
 
+/** The events whose deliveries carry a user record. */
+export const USER_EVENTS: readonly string[] = WEBHOOK_EVENTS.filter((event) => event.startsWith('user.'));
+
+/** Whether a delivery of `event` (or a hook following it: `*` follows all) carries a user record. */
+export const carriesUsers = (event: string): boolean => event === '*' || USER_EVENTS.includes(event);
+
+/** Whether the principal may read users; null is the platform itself (the project sync). */
+export const mayReadUsers = (principal: Principal | null): boolean => principal === null || hasAnyPermission(principal, ['view', 'manage_users']);
+
 /**
- * `user.*` events carry user records (login, email, name, groups): a hook that follows them (or
- * `*`) is saved only by someone who may read users, so `manage_api` alone cannot read them
- * through a hook. Checked on every save, like a cron job's `runAs`.
+ * `user.*` events carry user records (login, email, name, groups), which `manage_api` alone may not
+ * read. So making a hook follow them (or `*`), changing or deleting a hook that does
+ * (assertMayChange), and redelivering one of them (WebhookDeliveriesService.redeliver) require
+ * `view` or `manage_users`. Checked on every save, like a cron job's `runAs`.
  */
 function assertMayFollow(events: readonly string[], actor: WebhookActor): void {
-  if (actor.principal === null || !events.some((event) => event === '*' || event.startsWith('user.'))) return;
-  if (!hasAnyPermission(actor.principal, ['view', 'manage_users'])) {
+  if (events.some(carriesUsers) && !mayReadUsers(actor.principal)) {
     throw forbidden('Forbidden: a hook following user.* events (or *) requires view or manage_users: they carry user records');
   }
 }

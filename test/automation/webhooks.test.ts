@@ -573,3 +573,36 @@ describe('a delivery out of attempts', () => {
     }
   }, 50_000);
 });
+
+describe('a retry waiting when its hook is disabled', () => {
+  it('shows no next attempt as soon as the hook is disabled, and is sent at once when it is enabled', async () => {
+    const own = await new WebhookReceiver().listen();
+    own.answer = () => ({ status: 500 });
+    // The default retry base: the first retry is a minute away.
+    const slow = await startTestServer();
+    try {
+      const token = await slow.adminToken();
+      await slow.api('PUT', '/api/settings', { token, body: { outboundAllowList: [`127.0.0.1:${own.port}`] } });
+      expect((await slow.api('POST', '/api/webhooks', { token, body: { name: 'paused', url: `${own.url}/in`, events: ['user.created'] } })).status).toBe(201);
+      expect((await slow.api('POST', '/api/users', { token, body: { login: 'paused-user', password: 'password-123' } })).status).toBe(201);
+      const deliveries = async () => (await slow.api('GET', '/api/webhooks/paused/deliveries', { token })).body.data as any[];
+      const [waiting] = await until(deliveries, (list) => list[0]?.attempts === 1);
+      expect(waiting).toMatchObject({ status: 'pending', responseCode: 500 });
+      expect(new Date(waiting.nextAttemptAt).getTime()).toBeGreaterThan(Date.now() + 30_000);
+
+      expect((await slow.api('PUT', '/api/webhooks/paused', { token, body: { enabled: false } })).status).toBe(200);
+      expect((await deliveries())[0]).toMatchObject({ _id: waiting._id, status: 'pending', attempts: 1, nextAttemptAt: null });
+
+      own.answer = () => ({ status: 200 });
+      const enabledAt = Date.now();
+      expect((await slow.api('PUT', '/api/webhooks/paused', { token, body: { enabled: true } })).status).toBe(200);
+      const [, again] = await own.waitFor(2, { ms: 3000 });
+      expect(Date.now() - enabledAt).toBeLessThan(1500);
+      expect(again!.headers['x-webhook-id']).toBe(waiting._id);
+      expect((await until(deliveries, (list) => list[0]?.status === 'delivered'))[0]).toMatchObject({ attempts: 2, nextAttemptAt: null });
+    } finally {
+      await slow.close();
+      await own.close();
+    }
+  });
+});

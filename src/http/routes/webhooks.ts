@@ -1,4 +1,5 @@
 // /api/webhooks: manage webhooks (manage_api), send a test event, list and redeliver deliveries.
+// Who may touch a hook or delivery that carries user records is the services' rule (webhooks.ts).
 // Changes are audited by the service (webhook_created/updated/deleted); attempts by the dispatcher
 // (webhook_dispatch).
 import type { WebhookDispatcher } from '../../automation/webhooks/dispatcher.ts';
@@ -46,19 +47,19 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
     const current = await hook(ctx);
     const body = JSON.stringify({ event: TEST_EVENT, timestamp: new Date().toISOString(), data: { webhookId: current._id, name: current.name } });
     const [queued] = await webhookDeliveries.enqueue([current._id], TEST_EVENT, body);
-    ok(ctx, publicDelivery(await webhookDispatcher.sendNow(queued!)));
+    ok(ctx, publicDelivery(await webhookDispatcher.sendNow(queued!), current));
   });
 
   router.get('/webhooks/:id/deliveries', manage, async (ctx) => {
     const query = listQuery(ctx);
     const current = await hook(ctx);
-    paged(ctx, await webhookDeliveries.list(current._id, query), query, publicDelivery);
+    paged(ctx, await webhookDeliveries.list(current._id, query), query, (delivery) => publicDelivery(delivery, current));
   });
 
   router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manage, async (ctx) => {
     const current = await hook(ctx);
-    const delivery = await webhookDeliveries.redeliver(current._id, ctx.params.deliveryId as string);
+    const delivery = await webhookDeliveries.redeliver(current._id, ctx.params.deliveryId as string, requirePrincipal(ctx));
     webhookDispatcher.wake();
-    ok(ctx, publicDelivery(delivery), { status: 202 });
+    ok(ctx, publicDelivery(delivery, current), { status: 202 });
   });
 }
