@@ -1,3 +1,4 @@
+import { badRequest } from '../lib/errors.ts';
 import { positiveInt, readQuery as readParams } from '../lib/query-params.ts';
 import type { DynContext } from './state.ts';
 
@@ -23,6 +24,24 @@ export function readQuery(ctx: DynContext, allowed: readonly string[]): Record<s
  */
 export async function noQuery(ctx: DynContext, next: () => Promise<unknown>): Promise<void> {
   readQuery(ctx, []);
+  await next();
+}
+
+/**
+ * For actions that take no input (`POST /api/users/:id/unlock`, `/cron/:id/run`, …): no query
+ * parameters, and no body but an empty object, so a field sent in the belief that it does
+ * something (`{"force": true}`) is a 400 rather than silently ignored.
+ */
+export async function noInput(ctx: DynContext, next: () => Promise<unknown>): Promise<void> {
+  readQuery(ctx, []);
+  const body = (ctx.request as { body?: unknown }).body;
+  if (body !== undefined && body !== null && !(typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)) {
+    const fields = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).slice(0, 20) : [''];
+    throw badRequest(
+      fields[0] ? `Invalid request body: ${fields[0]} is not an allowed field (this route takes no body)` : 'Invalid request body: this route takes no body',
+      fields.map((field) => ({ field, message: field ? 'is not an allowed field' : 'must be empty' })),
+    );
+  }
   await next();
 }
 

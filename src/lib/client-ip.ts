@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { normalizeIp, type IpMatcher } from './ip-rules.ts';
 
 /**
@@ -30,4 +31,16 @@ function clientIpFrom(peer: string, forwardedFor: string | undefined, trustedPro
   if (!forwardedFor || !trustedProxies.matches(peer)) return peer;
   const firstHop = normalizeIp(forwardedFor.split(',')[0] ?? '');
   return isIP(firstHop) ? firstHop : peer;
+}
+
+/**
+ * Whether the request came over HTTPS: on a TLS socket, or through a trusted proxy whose
+ * `X-Forwarded-Proto` (its first value) says `https`. From any other peer the header is ignored,
+ * as X-Forwarded-For is.
+ */
+export function isHttpsRequest(socket: Socket, forwardedProto: string | undefined, trustedProxies: IpMatcher): boolean {
+  if ((socket as TLSSocket).encrypted === true) return true;
+  if (!forwardedProto) return false;
+  const peer = peers.get(socket) ?? normalizeIp(socket.remoteAddress ?? '');
+  return trustedProxies.matches(peer) && forwardedProto.split(',')[0]?.trim().toLowerCase() === 'https';
 }

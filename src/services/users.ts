@@ -214,6 +214,10 @@ export class UsersService {
       const user = await this.get(id);
       assertShownUnchanged(shown, user);
       await this.assertCanManage(user, actor.principal);
+      // As deleting one's own account: disabling it would end this very session and lock the caller out.
+      if (changes.status === 'disabled' && user.status !== 'disabled' && actor.principal.kind === 'user' && actor.principal.userId === user._id) {
+        throw badRequest('You cannot disable your own account', [{ field: 'status', message: 'cannot disable your own account' }]);
+      }
       if (changes.groupIds !== undefined) {
         const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
         assertHolds(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');

@@ -68,6 +68,19 @@ describe('issuing tokens and cookies', () => {
     expect(cookies.get('dyn_refresh')?.attributes).toEqual(expect.arrayContaining(['httponly', 'samesite=strict', 'path=/api/auth']));
   });
 
+  it('marks the cookies Secure when a trusted proxy says the request came over HTTPS, and only then', async () => {
+    const login = { login: 'admin', password: ADMIN_PASSWORD, cookie: true };
+    // The test client is on loopback, which trustedProxies holds by default.
+    const https = setCookies((await t.api('POST', '/api/auth/login', { body: login, headers: { 'x-forwarded-proto': 'https' } })).headers);
+    expect(https.get('dyn_access')?.attributes).toContain('secure');
+    expect(https.get('dyn_refresh')?.attributes).toContain('secure');
+    expect(setCookies((await t.api('GET', '/api/csrf-token', { headers: { 'x-forwarded-proto': 'https' } })).headers).get('dyn_csrf')?.attributes).toContain('secure');
+    const plain = setCookies((await t.api('POST', '/api/auth/login', { body: login })).headers);
+    expect(plain.get('dyn_access')?.attributes).not.toContain('secure');
+    const http = setCookies((await t.api('POST', '/api/auth/login', { body: login, headers: { 'x-forwarded-proto': 'http' } })).headers);
+    expect(http.get('dyn_access')?.attributes).not.toContain('secure');
+  });
+
   it('login without cookie sets no cookies', async () => {
     const res = await t.api('POST', '/api/auth/login', { body: { login: 'admin', password: ADMIN_PASSWORD } });
     expect(res.headers.getSetCookie()).toEqual([]);
@@ -98,6 +111,26 @@ describe('a cookie session', () => {
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ success: false, error: CSRF_ERROR });
     expect(await groupExists(body.name)).toBe(false);
+  });
+
+  it('is refused (403, not a 500) a header of the same length in characters but not in bytes', async () => {
+    const { access } = await cookieLogin();
+    const res = await t.api('POST', '/api/groups', { headers: { cookie: `${access}; dyn_csrf=${'a'.repeat(43)}`, 'x-csrf-token': `${'a'.repeat(42)}\u00e9` }, body: groupBody() });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toEqual({ success: false, error: CSRF_ERROR });
+  });
+
+  it('a password change in the profile keeps the browser session signed in with new cookies', async () => {
+    const user = await createUserWith(t, ['view']);
+    const { access } = await cookieLogin(user.login, user.password);
+    const csrf = await csrfToken();
+    const res = await t.api('PUT', '/api/profile', { headers: { cookie: `${access}; ${csrf.cookie}`, 'x-csrf-token': csrf.token }, body: { password: 'a-new-password-1', currentPassword: user.password } });
+    expect(res.status, res.text).toBe(200);
+    const renewed = setCookies(res.headers);
+    expect(renewed.get('dyn_access')?.value).toBe(res.body.data.tokens.accessToken);
+    expect(renewed.get('dyn_refresh')?.value).toBe(res.body.data.tokens.refreshToken);
+    expect((await t.api('GET', '/api/profile', { headers: { cookie: access } })).status).toBe(401);
+    expect((await t.api('GET', '/api/profile', { headers: { cookie: `dyn_access=${renewed.get('dyn_access')?.value}` } })).status).toBe(200);
   });
 
   it('writes (201) with the token in X-CSRF-Token matching the dyn_csrf cookie', async () => {

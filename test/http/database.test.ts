@@ -98,6 +98,12 @@ describe('permissions', () => {
     expect((await call('GET', '/api/mu-ep')).status).toBe(404);
     const both = await createUserWith(t, ['manage_users', 'view_logs', 'manage_api']);
     for (const name of ['logs', 'endpoints', 'endpointgroups']) expect((await call('GET', `${base}/${name}`, undefined, both.token)).status, name).toBe(200);
+    // Deleting a log entry is clearing's rule (manage_users), but the answer shows nothing of it.
+    const entry = (await call('GET', `${base}/logs?limit=1`, undefined, both.token)).body.data[0];
+    const deleted = await call('DELETE', `${base}/logs/${entry._id}`, undefined, manager.token);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toEqual({ success: true, data: { _id: entry._id } });
+    expect((await call('GET', `${base}/logs/${entry._id}`, undefined, both.token)).status).toBe(404);
   });
 });
 
@@ -243,7 +249,8 @@ describe('users and groups through their services', () => {
     const adminDoc = (await call('GET', `${base}/users?search=admin`)).body.data.find((u: any) => u.login === 'admin');
     expectError(await call('POST', `${base}/users`, { login: 'ADMIN', password: 'raw-password-1' }), 409);
     expectError(await call('PUT', `${base}/users/${adminDoc._id}`, { ...editable(adminDoc), groupIds: [] }), 409);
-    expectError(await call('PUT', `${base}/users/${adminDoc._id}`, { ...editable(adminDoc), status: 'disabled' }), 409);
+    // The last administrator is the caller here: disabling oneself is refused first.
+    expectError(await call('PUT', `${base}/users/${adminDoc._id}`, { ...editable(adminDoc), status: 'disabled' }), 400, /You cannot disable your own account/);
   });
 
   it('system groups cannot be renamed or deleted; a new group can be created, replaced and deleted', async () => {

@@ -402,6 +402,24 @@ describe('deleting users', () => {
     expect((await t.api('POST', '/api/users', { token: admin, body: { login: user.login, password: 'user-password-1' } })).status).toBe(201);
   });
 
+  it('you cannot disable yourself (400): it would end this session and lock you out', async () => {
+    const manager = await createUserWith(t, ['manage_users']);
+    const res = await t.api('PUT', `/api/users/${manager.userId}`, { token: manager.token, body: { status: 'disabled' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'You cannot disable your own account', details: [{ field: 'status', message: 'cannot disable your own account' }] });
+    expect((await t.api('GET', `/api/users/${manager.userId}`, { token: admin })).body.data.status).toBe('active');
+    expect((await t.api('GET', '/api/profile', { token: manager.token })).status).toBe(200);
+  });
+
+  it('an unlock takes no body fields (400), as an action with none', async () => {
+    const user = await createUser();
+    const res = await t.api('POST', `/api/users/${user._id}/unlock`, { token: admin, body: { force: true } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, error: 'Invalid request body: force is not an allowed field (this route takes no body)', details: [{ field: 'force', message: 'is not an allowed field' }] });
+    expect((await t.api('POST', `/api/users/${user._id}/unlock`, { token: admin })).status).toBe(200);
+    expect((await t.api('POST', `/api/users/${user._id}/unlock`, { token: admin, body: {} })).status).toBe(200);
+  });
+
   it('you cannot delete yourself (400)', async () => {
     const manager = await createUserWith(t, ['manage_users']);
     const res = await t.api('DELETE', `/api/users/${manager.userId}`, { token: manager.token });

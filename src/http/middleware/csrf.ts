@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Next } from 'koa';
 import { forbidden } from '../../lib/errors.ts';
+import { secureCookies } from '../session-cookies.ts';
 import type { DynContext } from '../state.ts';
 
 /**
@@ -14,15 +15,16 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function issueCsrfToken(ctx: DynContext): string {
   const token = randomBytes(32).toString('base64url');
-  ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: false, sameSite: 'strict', path: '/', secure: ctx.secure, overwrite: true });
+  ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: false, sameSite: 'strict', path: '/', secure: secureCookies(ctx), overwrite: true });
   return token;
 }
 
 /** Throws 403 unless X-CSRF-Token matches the CSRF cookie; for routes that read a session cookie themselves. */
 export function assertCsrfToken(ctx: DynContext): void {
-  const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
-  const header = ctx.get('X-CSRF-Token');
-  const matches = cookie.length > 0 && cookie.length === header.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(header));
+  const cookie = Buffer.from(ctx.cookies.get(CSRF_COOKIE) ?? '');
+  const header = Buffer.from(ctx.get('X-CSRF-Token'));
+  // Compared as bytes: the same number of characters may be a different number of bytes.
+  const matches = cookie.length > 0 && cookie.length === header.length && timingSafeEqual(cookie, header);
   if (!matches) throw forbidden('Missing or invalid CSRF token: send the value of GET /api/csrf-token in X-CSRF-Token');
 }
 

@@ -1,26 +1,11 @@
 import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { Services } from '../container.ts';
-import type { LoginResult } from '../../services/auth.ts';
-import { ACCESS_COOKIE } from '../middleware/authenticate.ts';
 import { assertCsrfToken, issueCsrfToken } from '../middleware/csrf.ts';
 import { requirePrincipal } from '../middleware/require-permission.ts';
 import { ok } from '../respond.ts';
-import { requestInfo, type DynContext } from '../state.ts';
+import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../session-cookies.ts';
+import { requestInfo } from '../state.ts';
 import type { ApiRouter } from './router.ts';
-
-const REFRESH_COOKIE = 'dyn_refresh';
-
-/** Cookie sessions (login with `cookie: true`) are for browsers; CLIs use the tokens in the body. */
-function setSessionCookies(ctx: DynContext, result: LoginResult): void {
-  const base = { httpOnly: true, sameSite: 'strict' as const, secure: ctx.secure, overwrite: true };
-  ctx.cookies.set(ACCESS_COOKIE, result.accessToken, { ...base, path: '/', expires: new Date(result.accessTokenExpiresAt) });
-  ctx.cookies.set(REFRESH_COOKIE, result.refreshToken, { ...base, path: '/api/auth', expires: new Date(result.refreshTokenExpiresAt) });
-}
-
-function clearSessionCookies(ctx: DynContext): void {
-  ctx.cookies.set(ACCESS_COOKIE, null, { path: '/' });
-  ctx.cookies.set(REFRESH_COOKIE, null, { path: '/api/auth' });
-}
 
 export function authRoutes(router: ApiRouter, services: Services): void {
   router.get('/health', (ctx) => {

@@ -5,7 +5,7 @@ import type { CronActor, CronJobsService } from '../../services/cron-jobs.ts';
 import { publicCronJob } from '../../services/cron-jobs.ts';
 import { publicCronRun, type CronRunsService } from '../../services/cron-runs.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
@@ -42,7 +42,7 @@ export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsServ
   });
 
   // Runs the job now, on this instance, whether or not it is enabled; answers with the run.
-  router.post('/cron/:id/run', manage, async (ctx) => {
+  router.post('/cron/:id/run', manage, noInput, async (ctx) => {
     const current = await job(ctx);
     ok(ctx, publicCronRun(await cronRunner.run(current, { trigger: 'manual', by: requirePrincipal(ctx) })));
   });

@@ -1,7 +1,7 @@
 import type { Services } from '../container.ts';
 import { publicUser } from '../../services/users.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -30,7 +30,7 @@ export function userRoutes(router: ApiRouter, services: Services): void {
 
   // Ends a lockout at once (the user need not wait lockoutMinutes); unlocking a login that is
   // not locked is not an error (`wasLocked: false`).
-  router.post('/users/:id/unlock', write, async (ctx) => {
+  router.post('/users/:id/unlock', write, noInput, async (ctx) => {
     const { user, wasLocked } = await services.users.unlock(ctx.params.id as string, requireActor(ctx));
     ok(ctx, { ...publicUser(user), wasLocked });
   });

@@ -7,7 +7,7 @@ import { TEST_EVENT } from '../../model/webhook.ts';
 import { publicDelivery, type WebhookDeliveriesService } from '../../services/webhook-deliveries.ts';
 import { publicWebhook, type WebhookActor, type WebhooksService } from '../../services/webhooks.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
@@ -43,7 +43,7 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
 
   // Queues a `webhook.test` delivery and sends it at once (enabled or not); answers with the
   // delivery after that first attempt. A failed test is retried like any delivery.
-  router.post('/webhooks/:id/test', manage, async (ctx) => {
+  router.post('/webhooks/:id/test', manage, noInput, async (ctx) => {
     const current = await hook(ctx);
     const body = JSON.stringify({ event: TEST_EVENT, timestamp: new Date().toISOString(), data: { webhookId: current._id, name: current.name } });
     const [queued] = await webhookDeliveries.enqueue([current._id], TEST_EVENT, body);
@@ -56,7 +56,7 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
     paged(ctx, await webhookDeliveries.list(current._id, query), query, (delivery) => publicDelivery(delivery, current));
   });
 
-  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manage, async (ctx) => {
+  router.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manage, noInput, async (ctx) => {
     const current = await hook(ctx);
     const delivery = await webhookDeliveries.redeliver(current._id, ctx.params.deliveryId as string, requirePrincipal(ctx));
     webhookDispatcher.wake();

@@ -79,6 +79,10 @@ export class RawCollectionsService {
     const current = await this.current(adapter, id);
     const deleted = await adapter.delete(current, actor);
     await this.record(actor, 'database_document_deleted', `${name} ${current._id} (${adapter.label(current)}) deleted in the database browser`, 200);
+    // A caller who may delete but not read (logs: `manage_users` without `view_logs`) gets the id
+    // only: deleting must not be a way to read what the guessable ids hold.
+    const readNeeds = adapter.alsoNeeds?.read;
+    if (readNeeds && !hasAnyPermission(actor.principal, readNeeds)) return { _id: deleted._id };
     return redact(adapter, deleted);
   }
 
