@@ -7,7 +7,7 @@ import type { Permission } from './permissions.ts';
  */
 export type Principal =
   | { kind: 'user'; userId: string; login: string; groupIds: string[]; permissions: ReadonlySet<Permission>; sessionId?: string }
-  | { kind: 'apiKey'; keyId: string; name: string; permissions: ReadonlySet<Permission> };
+  | { kind: 'apiKey'; keyId: string; name: string; permissions: ReadonlySet<Permission>; /** ISO 8601; null or absent: it never expires. */ expiresAt?: string | null };
 
 export function hasAnyPermission(principal: Principal, wanted: readonly Permission[]): boolean {
   return wanted.some((p) => principal.permissions.has(p));

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import { badRequest, notFound } from '../lib/errors.ts';
+import { badRequest, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import { PERMISSIONS, type Permission } from '../model/permissions.ts';
@@ -118,6 +118,7 @@ export class ApiKeysService {
     const valid = validateCreate(rest);
     // A caller cannot mint a key stronger than itself.
     assertHolds(creator, valid.permissions, 'grant');
+    assertWithinOwnLife(creator, valid.expiresAt ?? null);
     const expiresAt = parseExpiry(valid.expiresAt);
     const keyId = randomBytes(6).toString('hex');
     const key = `dyn_${keyId}_${randomBytes(32).toString('base64url')}`;
@@ -154,6 +155,7 @@ export class ApiKeysService {
     if (valid.expiresAt !== undefined && !sameExpiry && expiresLater(valid.expiresAt, current.expiresAt)) {
       assertHolds(actor.principal, current.permissions, 'extend a key holding');
     }
+    if (valid.expiresAt !== undefined && !sameExpiry) assertWithinOwnLife(actor.principal, valid.expiresAt);
     const set: Record<string, unknown> = { updatedAt: new Date() };
     if (valid.name !== undefined) set.name = valid.name.trim();
     if (valid.permissions !== undefined && !samePermissions) set.permissions = valid.permissions;
@@ -203,7 +205,7 @@ export class ApiKeysService {
       auditUse = claimed !== null;
     }
     return {
-      principal: { kind: 'apiKey', keyId: doc._id, name: doc.name, permissions: new Set(doc.permissions as Permission[]) },
+      principal: { kind: 'apiKey', keyId: doc._id, name: doc.name, permissions: new Set(doc.permissions as Permission[]), expiresAt: doc.expiresAt ? new Date(doc.expiresAt).toISOString() : null },
       auditUse,
     };
   }
@@ -214,6 +216,16 @@ export class ApiKeysService {
 }
 
 /** Whether `next` (null: never) lets a key live longer than `current` does. */
+/**
+ * A key that expires cannot make a key, itself included, live past its own expiry: else a key
+ * handed out for a week could mint or become one that never expires. 403 naming the bound.
+ */
+function assertWithinOwnLife(caller: Principal, expiresAt: string | null): void {
+  if (caller.kind !== 'apiKey' || !caller.expiresAt) return;
+  if (expiresAt !== null && Date.parse(expiresAt) <= Date.parse(caller.expiresAt)) return;
+  throw forbidden(`An API key that expires cannot give a key a later expiry than its own: set expiresAt no later than ${caller.expiresAt}`);
+}
+
 function expiresLater(next: string | null, current: Date | string | null): boolean {
   if (current === null) return false;
   return next === null || Date.parse(next) > new Date(current).getTime();

@@ -82,12 +82,15 @@ export class AuditLog {
    * `api_call` (no response waits for them, and a file sync stays as quick as before).
    */
   async change(actor: Actor, entry: { action: string; message: string; source: string; statusCode?: number }): Promise<void> {
-    const userId = principalUserId(actor.principal ?? undefined);
+    const principal = actor.principal ?? undefined;
+    const userId = principalUserId(principal);
+    // A key has no user to name: the message names the key (by id too, as names may repeat).
+    const message = principal?.kind === 'apiKey' ? `${entry.message} by API key "${principal.name}" (${principal.keyId})` : entry.message;
     if (!actor.request) {
-      this.enqueue({ action: entry.action, message: entry.message, source: actor.source ?? entry.source, userId });
+      this.enqueue({ action: entry.action, message, source: actor.source ?? entry.source, userId });
       return;
     }
-    await this.record({ action: entry.action, message: entry.message, source: entry.source, userId, ...actor.request, statusCode: entry.statusCode ?? 200 });
+    await this.record({ action: entry.action, message, source: entry.source, userId, ...actor.request, statusCode: entry.statusCode ?? 200 });
   }
 
   /** Buffers the entry (written within FLUSH_MS): the members toDoc would give it, as values. */

@@ -239,6 +239,24 @@ describe('changing and revoking a key', () => {
     const same = await t.api('POST', '/api/api-keys', { apiKey: key, body: { name: uniqueName('k'), permissions: ['manage_api'] } });
     expect(same.status).toBe(201);
   });
+
+  it('a key that expires cannot outlive itself: not by removing its own expiry, nor through a key it mints', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const { id, key } = await createKey(['manage_api'], { expiresAt });
+    const bound = `An API key that expires cannot give a key a later expiry than its own: set expiresAt no later than ${expiresAt}`;
+    const forever = await t.api('PUT', `/api/api-keys/${id}`, { apiKey: key, body: { expiresAt: null } });
+    expect(forever.status, forever.text).toBe(403);
+    expect(forever.body.error).toBe(bound);
+    expect((await t.api('PUT', `/api/api-keys/${id}`, { apiKey: key, body: { expiresAt: new Date(Date.now() + 7_200_000).toISOString() } })).status).toBe(403);
+    expect((await t.api('GET', `/api/api-keys/${id}`, { token: admin })).body.data.expiresAt).toBe(expiresAt);
+    const child = await t.api('POST', '/api/api-keys', { apiKey: key, body: { name: uniqueName('child'), permissions: ['manage_api'] } });
+    expect(child.status, child.text).toBe(403);
+    expect(child.body.error).toBe(bound);
+    const within = await t.api('POST', '/api/api-keys', { apiKey: key, body: { name: uniqueName('child'), permissions: ['manage_api'], expiresAt } });
+    expect(within.status, within.text).toBe(201);
+    // A user may still give it a longer life; so may a key that never expires.
+    expect((await t.api('PUT', `/api/api-keys/${id}`, { token: admin, body: { expiresAt: null } })).status).toBe(200);
+  });
 });
 
 describe('audit', () => {
@@ -251,6 +269,14 @@ describe('audit', () => {
     expect(entries).toHaveLength(1);
     expect(settled).toHaveLength(1);
     expect(settled[0]).toMatchObject({ action: 'api_key_used', message: `API key "${name}" used`, ip: '127.0.0.1', method: 'GET', path: '/api/users' });
+  });
+
+  it('names the key that made a change (a key has no user to name)', async () => {
+    const { key, id: keyId, name: keyName } = await createKey(['manage_api']);
+    const made = await t.api('POST', '/api/api-keys', { apiKey: key, body: { name: uniqueName('by-key'), permissions: ['manage_api'] } });
+    expect(made.status).toBe(201);
+    const [entry] = await eventually(() => auditEntries('api_key_created', made.body.data.name), (e) => e.length > 0);
+    expect(entry).toMatchObject({ message: `API key "${made.body.data.name}" created by API key "${keyName}" (${keyId})`, userId: null, method: 'POST' });
   });
 
   it('records api_key_created and api_key_revoked', async () => {
