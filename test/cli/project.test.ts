@@ -263,6 +263,10 @@ describe('dynctl export and import', () => {
     expect(endpoints).toEqual(['shop-categories-get.yaml', 'shop-orders-get.yaml', 'shop-orders-post.handler.js', 'shop-orders-post.yaml', 'shop-products-get.yaml', 'shop-products-post.yaml']);
     expect(readFileSync(join(out, 'endpoints', 'shop-products-post.yaml'), 'utf8')).toContain('description: Add a product (editors)');
     expect(readdirSync(join(out, 'cron')).sort()).toEqual(['heartbeat.js', 'heartbeat.yaml']);
+    // Fields at their defaults are left out, as the server's write-back leaves them out.
+    const products = readFileSync(join(out, 'endpoints', 'shop-products-get.yaml'), 'utf8');
+    expect(products).not.toMatch(/^(apiVersion|retentionDays|group): null$/m);
+    expect(readFileSync(join(out, 'cron', 'heartbeat.yaml'), 'utf8')).not.toContain('runAs: null');
 
     // The exported directory is a valid project, equal to what the server holds.
     expect((await cli.run(['validate', out])).code).toBe(0);

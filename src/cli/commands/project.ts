@@ -261,7 +261,11 @@ function registerExport(program: Command, context: CliContext): void {
         const ms = Math.round(performance.now() - started);
         context.out.note(exportedLine(countsOf(bundle), ms));
         const { writeProject } = await import('../../project/write.ts');
-        const written = writeProject(target.path, bundle, { handlers: 'file' });
+        const { bundleOf, specsOf } = await import('../../project/kinds/index.ts');
+        // Fields at their defaults left out, as the server's own write-back writes them: an
+        // export into a directory in step changes no file.
+        const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
+        const written = writeProject(target.path, compact, { handlers: 'file' });
         out.result({ out: target.path, type: 'directory', ...countsOf(bundle), durationMs: ms, ...written }, () => {
           for (const file of written.written) out.line(`${out.paint('green', 'wrote  ')} ${join(target.path, file)}`);
           for (const file of written.removed) out.line(`${out.paint('red', 'removed')} ${join(target.path, file)}`);
