@@ -348,9 +348,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
       const toggle = page.getByRole('button', { name: 'Menu' });
       await toggle.focus();
       await page.keyboard.press('Enter');
-      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('true');
+      // Waited for: the page renders the key's effect after the key press returns.
+      await page.getByRole('button', { name: 'Menu', expanded: true }).waitFor({ timeout: 5000 });
       await page.keyboard.press('Escape');
-      await expect(toggle.getAttribute('aria-expanded')).resolves.toBe('false');
+      await page.getByRole('button', { name: 'Menu', expanded: false }).waitFor({ timeout: 5000 });
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
