@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Env } from './config-store.ts';
 import { projectFileKey, type LoadedProject } from '../project/files.ts';
 import { keyOf, KINDS, specsOf } from '../project/kinds/index.ts';
-import { resolvePlaceholders } from '../project/placeholders.ts';
+import { findPlaceholders, placeholderPolicyFromEnv, refusedByPolicy, resolvePlaceholders } from '../project/placeholders.ts';
 import { locateProblem, type DefinitionLocator, type Problem } from '../project/problem.ts';
 import { lineOf, parseYaml, type ParsedYaml } from '../project/yaml-source.ts';
 
@@ -45,6 +45,26 @@ function holds(value: unknown, path: string): boolean {
     cursor = (cursor as Record<string, unknown>)[part];
   }
   return true;
+}
+
+/**
+ * Placeholders the server's policy refuses whatever its environment holds (`${env:PATH}` where
+ * only `DYN_` variables may be used), each at its file and line: apply would be a 400. The policy
+ * is read from `env` as the server reads it from its own (PLACEHOLDER_ENV_PREFIX, SECRET_FILES_DIR).
+ */
+export function refusedPlaceholders(loaded: Pick<LoadedProject, 'bundle' | 'files'>, env: Env): Problem[] {
+  const locate = definitionLocator(loaded);
+  const policy = placeholderPolicyFromEnv(env);
+  const problems: Problem[] = [];
+  for (const kind of KINDS) {
+    specsOf(loaded.bundle, kind).forEach((spec, index) => {
+      for (const placeholder of findPlaceholders(spec, `${kind.bundleKey}[${keyOf(kind, spec) ?? index}]`)) {
+        const refused = refusedByPolicy(placeholder, policy);
+        if (refused) problems.push(locateProblem({ path: placeholder.path, message: `has ${placeholder.text}: ${refused}` }, locate));
+      }
+    });
+  }
+  return problems;
 }
 
 /**

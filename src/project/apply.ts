@@ -1,5 +1,3 @@
-import { realpathSync } from 'node:fs';
-import { resolve as resolvePath, sep } from 'node:path';
 import { AppError, badRequest } from '../lib/errors.ts';
 import type { Actor } from '../model/actor.ts';
 import { NOTHING_TO_KEEP } from '../model/secret-headers.ts';
@@ -9,7 +7,7 @@ import { diffBundles, itemsOf, prunes, summarize, type Change, type ChangeAction
 import { rememberPlaceholders } from './placeholder-memory.ts';
 import { exportBundle, type ExportOptions } from './export.ts';
 import { keyOf, kindList, kindOf, KINDS, specsOf, type ApplyContext, type Kind, type RawSpec } from './kinds/index.ts';
-import { DEFAULT_PLACEHOLDER_POLICY, resolvePlaceholders, type Placeholder, type PlaceholderPolicy } from './placeholders.ts';
+import { DEFAULT_PLACEHOLDER_POLICY, refusedByPolicy, resolvePlaceholders, type Placeholder, type PlaceholderPolicy } from './placeholders.ts';
 import type { Problem } from './problem.ts';
 import { validateBundle } from './validate-bundle.ts';
 import { allUserGroups, type ProjectServices } from './services.ts';
@@ -269,7 +267,7 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
  * definition's key as other bundle problems are (`endpoints[GET /api/x].description`).
  */
 function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
-  const options = { allow: (placeholder: Placeholder) => refusedPlaceholder(placeholder, policy) };
+  const options = { allow: (placeholder: Placeholder) => refusedByPolicy(placeholder, policy) };
   const problems: Problem[] = [];
   const resolve = <T>(value: T, at: string): T => {
     const resolved = resolvePlaceholders(value, { ...options, at });
@@ -285,18 +283,4 @@ function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
   if (bundle.settings !== undefined) out.settings = resolve(bundle.settings, 'settings');
   throwProblems(problems);
   return out as unknown as Bundle;
-}
-
-function refusedPlaceholder(placeholder: Placeholder, policy: PlaceholderPolicy): string | undefined {
-  if (placeholder.source === 'env') {
-    return placeholder.name.startsWith(policy.envPrefix) ? undefined : `only environment variables whose names start with ${policy.envPrefix} can be used`;
-  }
-  let real: string;
-  try {
-    real = realpathSync(placeholder.name);
-  } catch {
-    return undefined; // reported as unreadable
-  }
-  const root = resolvePath(policy.secretFilesDir);
-  return real === root || real.startsWith(root + sep) ? undefined : `only files inside ${policy.secretFilesDir} can be used`;
 }

@@ -5,7 +5,7 @@ import { exportData } from './data.ts';
 import { restorePlaceholders } from './placeholder-memory.ts';
 import { KINDS, specsOf } from './kinds/index.ts';
 import { canonicalJson } from './normalize.ts';
-import { hasPlaceholder } from './placeholders.ts';
+import { escapePlaceholders, hasPlaceholder } from './placeholders.ts';
 import type { ProjectServices } from './services.ts';
 
 /**
@@ -14,7 +14,8 @@ import type { ProjectServices } from './services.ts';
  * fields (`_id`, `isSystem`, `callCount`, `revision`, timestamps) are left out, and so are
  * system endpoints, which the platform owns. Everything is in normal form (see normalize.ts)
  * and in a stable order — groups by name, endpoints by path then method — so two exports of the
- * same state are byte-identical. Users, API keys and the audit log are never exported.
+ * same state are byte-identical. Users, API keys and the audit log are never exported. Stored
+ * text holding `${env:…}` leaves as `$${env:…}` (placeholders.ts), so it reads back as the same text.
  */
 export interface ExportOptions {
   /** Records per collection path (see data.ts). */
@@ -29,6 +30,9 @@ export async function exportBundle(services: ProjectServices, options: ExportOpt
   for (const kind of KINDS) bundle[kind.bundleKey] = await kind.read(services);
   const out = bundle as Bundle;
   if (!options.storedValues) {
+    // Text in the store that reads like a placeholder is literal: it leaves escaped (`$${env:X}`),
+    // or the next apply of the files would resolve it. Then the placeholders applied are put back.
+    for (const kind of KINDS) (out as unknown as Record<string, unknown>)[kind.bundleKey] = specsOf(out, kind).map((spec) => escapePlaceholders(spec));
     await restorePlaceholders(services.store, out);
     hideWriteOnly(out);
     maskSecrets(out);

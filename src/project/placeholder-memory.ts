@@ -1,7 +1,7 @@
 import type { Store } from '../store/types.ts';
 import type { Bundle } from './bundle.ts';
 import { KINDS, specsOf } from './kinds/index.ts';
-import { findPlaceholders } from './placeholders.ts';
+import { escapePlaceholders, findPlaceholders } from './placeholders.ts';
 
 /**
  * Placeholders (`${env:NAME}`, `${file:/path}`) are resolved when a bundle is applied, so the
@@ -67,7 +67,7 @@ export async function rememberPlaceholders(store: Store, raw: Bundle, resolved: 
   }
 }
 
-/** Before an export leaves the server: placeholders back where the values still match. */
+/** Before an export leaves the server (its strings escaped): placeholders back where the values still match. */
 export async function restorePlaceholders(store: Store, bundle: Bundle): Promise<void> {
   const memories = await collection(store).find({});
   if (memories.length === 0) return;
@@ -77,7 +77,8 @@ export async function restorePlaceholders(store: Store, bundle: Bundle): Promise
       const templates = byKey.get(`${kind.kind}:${kind.key(spec)}`);
       for (const [dotted, { template, resolved }] of Object.entries(templates ?? {})) {
         const path = toPath(dotted);
-        if (getAt(spec, path) === resolved) setAt(spec, path, template);
+        // The export escaped the stored text (export.ts): compare it escaped too.
+        if (getAt(spec, path) === escapePlaceholders(resolved)) setAt(spec, path, template);
       }
     }
   }

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { isAbsolute, resolve as resolvePath, sep } from 'node:path';
 import { joinPath, type Problem } from './problem.ts';
 
 /**
@@ -48,6 +48,26 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Whether a string holds at least one placeholder (escaped ones do not count). */
 export function hasPlaceholder(text: string): boolean {
   for (const match of text.matchAll(PLACEHOLDER)) if (!match[1]) return true;
+  return false;
+}
+
+/**
+ * A copy of `value` whose strings read as they are: every `${env:…}`/`${file:…}` in them (an
+ * escaped one too) gets one more `$`, so resolving gives the text back. For values that leave
+ * the store as files or bundles: the store holds resolved values, so such text is literal there.
+ */
+export function escapePlaceholders<T>(value: T): T {
+  // Nearly no definition holds such text: those are returned as they are, not copied.
+  if (!someString(value, (text) => text.includes('${'))) return value;
+  return mapStrings(value, '', (text) => text.replace(PLACEHOLDER, '$$$&')) as T;
+}
+
+function someString(value: unknown, test: (text: string) => boolean): boolean {
+  if (typeof value === 'string') return test(value);
+  if (Array.isArray(value)) return value.some((item) => someString(item, test));
+  if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) if (someString(item, test)) return true;
+  }
   return false;
 }
 
@@ -146,3 +166,26 @@ export interface PlaceholderPolicy {
 }
 
 export const DEFAULT_PLACEHOLDER_POLICY: PlaceholderPolicy = { envPrefix: 'DYN_', secretFilesDir: '/run/secrets' };
+
+/** The policy as the server reads it from its environment (PLACEHOLDER_ENV_PREFIX, SECRET_FILES_DIR; config.ts). */
+export function placeholderPolicyFromEnv(env: Readonly<Record<string, string | undefined>>): PlaceholderPolicy {
+  return {
+    envPrefix: env.PLACEHOLDER_ENV_PREFIX?.trim() || DEFAULT_PLACEHOLDER_POLICY.envPrefix,
+    secretFilesDir: resolvePath(env.SECRET_FILES_DIR?.trim() || DEFAULT_PLACEHOLDER_POLICY.secretFilesDir),
+  };
+}
+
+/** Why the policy refuses a placeholder, or undefined when it may be resolved. */
+export function refusedByPolicy(placeholder: Placeholder, policy: PlaceholderPolicy): string | undefined {
+  if (placeholder.source === 'env') {
+    return placeholder.name.startsWith(policy.envPrefix) ? undefined : `only environment variables whose names start with ${policy.envPrefix} can be used`;
+  }
+  let real: string;
+  try {
+    real = realpathSync(placeholder.name);
+  } catch {
+    return undefined; // reported as unreadable
+  }
+  const root = resolvePath(policy.secretFilesDir);
+  return real === root || real.startsWith(root + sep) ? undefined : `only files inside ${policy.secretFilesDir} can be used`;
+}

@@ -76,6 +76,12 @@ export class ProjectSync {
   /** The stored credentials' digests when `synced` was last in step with the store (export.ts, secretDigests). */
   private syncedSecrets: Map<string, string> | null = null;
   private syncedRevision = -1;
+  /**
+   * The store revision at which the files could not be brought in step (they have problems, or
+   * applying them failed): polls wait for the next store change instead of trying again every
+   * poll (a file event still reconciles at once). -1: none.
+   */
+  private stuckRevision = -1;
   /** The last reconcile found problems (or failed to apply): the next good one says so in the log. */
   private troubled = false;
   /** Content hashes of files this process wrote, by absolute path. */
@@ -94,8 +100,7 @@ export class ProjectSync {
       const revision = await this.options.storeRevision();
       const bundle = await exportBundle(services);
       const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
-      const recorded = new SourceRecorder(this.dir);
-      this.remember(() => writeProject(this.dir, compact, { handlers: 'file', record: recorded.record }), recorded);
+      const recorded = this.remember((record) => writeProject(this.dir, compact, { handlers: 'file', record }));
       // What was written is known: read back without parsing (or checking) it again.
       const loaded = loadProject(this.dir, { cache: recorded.sources, checks: 'ifChanged' });
       this.files = loaded.files;
@@ -140,8 +145,8 @@ export class ProjectSync {
     for (const kind of missing) {
       const specs = specsOf(bundle, kind);
       if (specs.length === 0) continue;
-      this.remember(() => {
-        for (const spec of specs) writeSpec(this.dir, kind.kind, kind.compact(spec), { handlers: 'file' });
+      this.remember((record) => {
+        for (const spec of specs) writeSpec(this.dir, kind.kind, kind.compact(spec), { handlers: 'file', record });
       });
       this.options.services.logger.info(`project: ${this.dir} had no ${kind.dir}/ directory; wrote the store's ${specs.length} ${kind.bundleKey} there`);
     }
@@ -243,6 +248,7 @@ export class ProjectSync {
       const loaded = preloaded && !wroteBack ? preloaded : loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
       if (loaded.problems.length > 0) {
         this.troubled = true;
+        this.stuckRevision = before;
         for (const problem of loaded.problems) services.logger.warn(`project: ${formatProblem(problem)}`);
         status.update({ problems: loaded.problems, lastReconcile: { at: new Date().toISOString(), ok: false, summary: { create: 0, update: 0, delete: 0 }, error: `${loaded.problems.length} problem(s) in the project files; nothing was changed` } });
         return;
@@ -263,6 +269,7 @@ export class ProjectSync {
           // beyond them (an API change that raced this reconcile).
           this.syncedRevision = -1;
         }
+        this.stuckRevision = -1;
         status.update({ problems: [], lastReconcile: { at: new Date().toISOString(), ok: true, summary: result.summary } });
         const { create, update, delete: removed } = result.summary;
         // Whoever watched the warnings go by needs to see them end too.
@@ -271,6 +278,7 @@ export class ProjectSync {
         if (create + update + removed > 0) services.logger.info(`project: applied ${create} create, ${update} update, ${removed} delete from ${this.dir}`);
       } catch (error) {
         this.troubled = true;
+        this.stuckRevision = before;
         const message = error instanceof Error ? error.message : String(error);
         const details = (error as { details?: Array<{ field: string; message: string }> }).details ?? [];
         services.logger.warn(`project: the files could not be applied: ${message}`, { details });
@@ -320,7 +328,8 @@ export class ProjectSync {
     if (this.polling || this.closed || this.synced === null) return;
     this.polling = true;
     try {
-      if ((await this.options.storeRevision()) === this.syncedRevision) return;
+      const revision = await this.options.storeRevision();
+      if (revision === this.syncedRevision || revision === this.stuckRevision) return;
       let filesChanged = false;
       await this.enqueue(async () => {
         filesChanged = await this.writeBack();
@@ -346,7 +355,11 @@ export class ProjectSync {
     if (this.closed || this.synced === null) return false;
     const { services } = this.options;
     const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
-    if (loaded.problems.length > 0) return false; // an edit in progress: wait until the files are valid
+    if (loaded.problems.length > 0) {
+      // An edit in progress: wait until the files are valid (the fix's file event reconciles).
+      this.stuckRevision = await this.options.storeRevision();
+      return false;
+    }
     const edited = this.changedFiles(loaded);
     if (edited.size === 0) this.files = loaded.files;
     const revision = await this.options.storeRevision();
@@ -363,12 +376,21 @@ export class ProjectSync {
         if (!changes.some((change) => change.kind === kind.kind && change.key === key)) changes.push({ kind: kind.kind, key, action: 'update' });
       }
     }
+    // What this write-back wrote, by absolute path: a file that holds neither that nor what the
+    // load read was saved by someone meanwhile.
+    const ours = new Map<string, string>();
     for (const change of changes) {
       const kind = kindOf(change.kind);
-      // Changed in its file too since the last sync: the file's side wins, it is not overwritten.
-      if (edited.has(projectFileKey(change.kind, change.key))) continue;
+      const fileKey = projectFileKey(change.kind, change.key);
+      // Changed in its file too since the last sync (or while the store was read): the file's side
+      // wins, it is not overwritten.
+      if (edited.has(fileKey)) continue;
+      if (!this.asRead(loaded, fileKey, ours)) {
+        edited.add(fileKey);
+        continue;
+      }
       if (change.action === 'delete') {
-        this.remember(() => removeSpec(this.dir, change.kind, change.key, { files: loaded.files }));
+        this.remember((record) => removeSpec(this.dir, change.kind, change.key, { files: loaded.files, record }), ours);
         continue;
       }
       const stored = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
@@ -383,15 +405,16 @@ export class ProjectSync {
         const other = kindOf(kindName);
         return specsOf(current, other).find((candidate) => other.key(candidate) === key);
       };
-      this.remember(() => writeSpec(this.dir, change.kind, kind.compact(spec), { files: loaded.files, handlers: 'file', writing }));
+      this.remember((record) => writeSpec(this.dir, change.kind, kind.compact(spec), { files: loaded.files, handlers: 'file', writing, record }), ours);
     }
     // The reconcile that follows applies the changed files and records the in-step state.
     if (edited.size > 0) return true;
     this.synced = current;
     this.syncedSecrets = secrets;
     this.syncedRevision = revision;
-    // The files now hold the store's state: only what was written is parsed to know them.
-    const written = changes.length === 0 ? loaded : loadProject(this.dir, { cache: loaded.sources, checks: 'never' });
+    // The files now hold the store's state: only what changed since the load is parsed (and
+    // checked: a file saved meanwhile by someone else is not known to be valid).
+    const written = changes.length === 0 ? loaded : loadProject(this.dir, { cache: loaded.sources, checks: 'ifChanged' });
     if (written.problems.length > 0) return false;
     this.files = written.files;
     this.sources = written.sources;
@@ -419,24 +442,46 @@ export class ProjectSync {
   }
 
   /**
-   * Runs a write and records the content of every file it touched. A write into an empty
-   * directory says what it wrote (`recorded`); others are found by comparing the files before and after.
+   * Whether a definition's files (YAML and handler) still hold what `loaded` read, or what this
+   * write-back wrote into them since (`ours`): an edit saved while the store was read is not
+   * written over. A definition without a file yet gets a new one (a free name): nothing to lose.
    */
-  private remember(write: () => unknown, recorded?: SourceRecorder): void {
-    const before = recorded ? null : snapshot(this.dir);
+  private asRead(loaded: LoadedProject, fileKey: string, ours: ReadonlyMap<string, string>): boolean {
+    const entry = loaded.files.get(fileKey);
+    if (entry === undefined) return true;
+    const same = (relPath: string, readHash: string | undefined): boolean => {
+      const abs = resolve(this.dir, relPath);
+      let raw: Buffer;
+      try {
+        raw = readFileSync(abs);
+      } catch {
+        return ours.get(abs) === 'deleted';
+      }
+      const own = ours.get(abs);
+      if (own !== undefined) return own === hash(raw);
+      return readHash === hashText(raw.toString('utf8').replace(/^\uFEFF/, ''));
+    };
+    const handler = entry.handlerFile?.relPath;
+    return same(entry.relPath, loaded.sources.files.get(entry.relPath)?.hash) && (handler === undefined || same(handler, loaded.sources.handlers.get(handler)));
+  }
+
+  /**
+   * Runs a write and remembers the content of every file it wrote or removed (as the write tells
+   * it, never by looking at the directory: a file someone else saved meanwhile is theirs, and
+   * its watcher event must bring a reconcile). `ours` collects them too. Returns what was written.
+   */
+  private remember(write: (record: WriteRecorder) => unknown, ours?: Map<string, string>): SourceRecorder {
+    const recorded = new SourceRecorder(this.dir);
     try {
-      write();
+      write(recorded.record);
     } catch (error) {
       this.options.services.logger.warn(`project: could not write back to ${this.dir}: ${(error as Error).message}`);
     }
-    if (recorded) {
-      for (const [path, content] of recorded.hashes) this.written.set(path, content);
-      return;
+    for (const [path, content] of recorded.hashes) {
+      this.written.set(path, content);
+      ours?.set(path, content);
     }
-    const after = snapshot(this.dir);
-    if (before === null) return;
-    for (const [path, content] of after) if (before.get(path) !== content) this.written.set(path, content);
-    for (const path of before.keys()) if (!after.has(path)) this.written.set(path, 'deleted');
+    return recorded;
   }
 
   private enqueue(work: () => Promise<void>): Promise<void> {
@@ -463,30 +508,19 @@ class SourceRecorder {
   }
 
   readonly record: WriteRecorder = ({ abs, text, file, value }) => {
+    const relPath = relative(this.dir, abs).split(sep).join('/');
+    if (text === null) {
+      this.hashes.set(resolve(abs), 'deleted');
+      this.sources.handlers.delete(relPath);
+      this.sources.files.delete(relPath);
+      return;
+    }
     this.hashes.set(resolve(abs), hashText(text));
     // The loader hashes a file's text without its byte-order mark.
     const digest = hashText(text.replace(/^\uFEFF/, ''));
-    const relPath = relative(this.dir, abs).split(sep).join('/');
     if (file === 'handler') this.sources.handlers.set(relPath, digest);
     else if (value !== undefined) this.sources.files.set(relPath, { hash: digest, value });
+    // Merged into an existing file: its value is known by parsing it back.
+    else this.sources.files.delete(relPath);
   };
-}
-
-/** Content hashes of the definition and handler files (small directories: read fully). */
-function snapshot(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const kind of KINDS) {
-    const path = join(dir, kind.dir);
-    if (!existsSync(path)) continue;
-    for (const name of readdirSync(path)) {
-      if (TEMP_FILE.test(name)) continue;
-      const file = resolve(path, name);
-      try {
-        out.set(file, hash(readFileSync(file)));
-      } catch {
-        // vanished meanwhile
-      }
-    }
-  }
-  return out;
 }

@@ -13,7 +13,7 @@ import type { NormalEndpoint } from './normalize.ts';
 import { resolvePlaceholders } from './placeholders.ts';
 import { expandResource, foldResource } from './resource-file.ts';
 import { readSchema } from './schema-files.ts';
-import { handlerPath, readKeepingBom, schemaComment, SCHEMA_LINE, TO_STRING, writeCode, writeIfDifferent, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, readKeepingBom, removeFile, schemaComment, SCHEMA_LINE, TO_STRING, writeCode, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
 import { PARSE_OPTIONS, parseYaml } from './yaml-source.ts';
 
 const RESOURCE_SCHEMA = 'resource.schema.json';
@@ -25,6 +25,8 @@ const isPlainObject = (value: unknown): value is Raw => typeof value === 'object
 export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFile, spec: object, options: WriteOptions & { files: Map<string, ProjectFile> }): WriteResult {
   const root = resolve(dir);
   const abs = join(root, existing.relPath);
+  const handlersBefore = new Set<string>();
+  for (const entry of options.files.values()) if (entry.relPath === existing.relPath && entry.handlerFile) handlersBefore.add(entry.handlerFile.relPath);
   const parsed = parseYaml(readFileSync(abs, 'utf8').replace(/^\uFEFF/, ''));
   const expanded = isPlainObject(parsed.value) ? expandResource(parsed.value) : undefined;
   if (!isPlainObject(parsed.value) || !expanded || expanded.problems.length > 0) throw new Error(`${existing.relPath} cannot be read as a resource file; fix it before its methods are written back`);
@@ -60,13 +62,18 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
   const ordered = Object.entries(orderKeys(shared, schema, schema) as Raw);
   const at = ordered.findIndex(([key]) => key === 'path') + 1;
   ordered.splice(at, 0, ['methods', isPlainObject(methods) ? Object.fromEntries(Object.entries(methods).map(([name, overrides]) => [name, orderKeys(overrides, schema, schema)])) : methods]);
-  const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders);
+  const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders, options.record);
 
   // Handler files may have moved between the shared field and a method's own: read the file's
   // entries anew (that file only: reading every file per method written made a write-back of n
   // methods read n × all files).
   for (const [key, entry] of loadProject(dir, { ...(options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {}), only: existing.relPath, checks: 'never' }).files) {
     if (entry.relPath === existing.relPath) options.files.set(key, entry);
+  }
+  // A method's own handler file its code no longer needs (the methods agree again, the code is
+  // shared): it goes, unless a definition still names it.
+  for (const handler of handlersBefore) {
+    if (!namesHandler(options.files, handler)) removeFile(join(root, handler), 'handler', options.record);
   }
   return { file: join(dir, existing.relPath), relPath: existing.relPath, changed: yamlChanged || codeChanged };
 }
@@ -75,7 +82,7 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
  * Takes a method out of its resource file. Returns false when it was the last one: the caller
  * deletes the file.
  */
-export function removeResourceMethod(abs: string, method: string): boolean {
+export function removeResourceMethod(abs: string, method: string, record: WriteRecorder | undefined): boolean {
   const { raw, old = '', bom } = readKeepingBom(abs);
   const schemaLine = SCHEMA_LINE.exec(old)?.[0] ?? '';
   const doc = parseDocument(old.slice(schemaLine.length), PARSE_OPTIONS);
@@ -90,7 +97,8 @@ export function removeResourceMethod(abs: string, method: string): boolean {
     left = methods.items.length;
   }
   if (left === 0) return false;
-  writeIfDifferent(abs, `${bom}${schemaLine}${doc.toString(TO_STRING)}`, raw);
+  const text = `${bom}${schemaLine}${doc.toString(TO_STRING)}`;
+  if (writeIfDifferent(abs, text, raw)) record?.({ abs, text, file: 'yaml' });
   return true;
 }
 
@@ -139,7 +147,7 @@ function handlerToFile(root: string, relPath: string, place: { value: Raw; old: 
   ref ??= options.handlers === 'file' && code !== '' ? ownRef : undefined;
   if (ref === undefined) return false;
   place.value.handler = { ...rest, file: ref };
-  return writeCode(join(root, handlerPath(root, relPath, ref)), code) !== undefined;
+  return writeCode(join(root, handlerPath(root, relPath, ref)), code, options.record) !== undefined;
 }
 
 /** True when `code` would change a handler file that a definition outside the resource file also names. */

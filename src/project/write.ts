@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { readSchema } from './schema-files.ts';
 import type { Bundle } from './bundle.ts';
@@ -6,7 +6,7 @@ import { loadProject, projectFileKey, type ProjectFile } from './files.ts';
 import { orderKeys } from './key-order.ts';
 import { kindOf, KINDS, specsOf, type KindName, type Kind } from './kinds/index.ts';
 import { removeResourceMethod, writeResourceMember } from './write-resource.ts';
-import { handlerPath, isPlainObject, schemaComment, WriteBatch, writeCode, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
+import { handlerPath, isPlainObject, removeFile, schemaComment, WriteBatch, writeCode, writeYaml, type WriteOptions, type WriteResult } from './yaml-write.ts';
 
 export { handlerPath, SCHEMA_LINE, schemaComment, TO_STRING, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
 
@@ -80,9 +80,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   let codeChanged = false;
   if (handlerFile && typeof handlerFile.code === 'string') {
     const abs = join(root, handlerFile.relPath);
-    const written = writeCode(abs, handlerFile.code, options.batch);
-    codeChanged = written !== undefined;
-    if (written !== undefined) options.record?.({ abs, text: written, file: 'handler' });
+    codeChanged = writeCode(abs, handlerFile.code, options.record, options.batch) !== undefined;
   }
   takenNames.get(files)?.add(relPath, handlerFile?.relPath);
   const before = existing?.handlerFile?.relPath;
@@ -96,7 +94,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   });
   // A handler file the definition no longer names (a cron job's action now http, code moved to a
   // file of its own) goes, unless another definition still names it.
-  if (before !== undefined && before !== handlerFile?.relPath && !someValue(files, (other) => other.handlerFile?.relPath === before)) rmSync(join(root, before), { force: true });
+  if (before !== undefined && before !== handlerFile?.relPath && !someValue(files, (other) => other.handlerFile?.relPath === before)) removeFile(join(root, before), 'handler', options.record);
   return { file: join(dir, relPath), relPath, changed: yamlChanged || codeChanged, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) };
 }
 
@@ -109,7 +107,7 @@ function sharedCodeChanges(root: string, files: Map<string, ProjectFile>, mine: 
 }
 
 /** Deletes a definition's file, and its handler file when no other definition uses it. Returns the relPaths removed. */
-export function removeSpec(dir: string, kindName: KindName, key: string, options: Pick<WriteOptions, 'files' | 'maxFileBytes'> = {}): string[] {
+export function removeSpec(dir: string, kindName: KindName, key: string, options: Pick<WriteOptions, 'files' | 'maxFileBytes' | 'record'> = {}): string[] {
   const root = resolve(dir);
   const files = options.files ?? loadProject(dir, options).files;
   const fileKey = projectFileKey(kindName, key);
@@ -118,15 +116,15 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
   files.delete(fileKey);
   takenNames.delete(files);
   const removed: string[] = [];
-  if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method)) {
+  if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method, options.record)) {
     // Other methods remain in the file: only the method's own handler file may go.
   } else {
-    rmSync(join(root, entry.relPath), { force: true });
+    removeFile(join(root, entry.relPath), 'yaml', options.record);
     removed.push(entry.relPath);
   }
   const handler = entry.handlerFile?.relPath;
   if (handler && !someValue(files, (other) => other.handlerFile?.relPath === handler)) {
-    rmSync(join(root, handler), { force: true });
+    removeFile(join(root, handler), 'handler', options.record);
     removed.push(handler);
   }
   return removed;
@@ -154,7 +152,7 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   }
   const keep = new Set(wanted.map((entry) => projectFileKey(entry.kind.kind, entry.key)));
   for (const [fileKey, entry] of [...files]) {
-    if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files }));
+    if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files, ...(options.record ? { record: options.record } : {}) }));
   }
   // Into a directory without definitions every file is new and none is read back meanwhile: written together.
   const batch = files.size === 0 ? new WriteBatch() : undefined;

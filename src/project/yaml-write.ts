@@ -25,17 +25,28 @@ export interface WriteOptions extends LoadOptions {
   writing?: (kind: KindName, key: string) => object | undefined;
   /** How placeholders are resolved when comparing them with the values written. Default: process.env, files on disk. */
   placeholders?: ResolveOptions;
-  /** Told of every file written: a new YAML file with the value it holds (so it need not be parsed back), a handler file's text. */
+  /**
+   * Told of every file written or removed: a new YAML file with the value it holds (so it need
+   * not be parsed back), a merged one, a handler file's text. The sync knows its own writes only from this.
+   */
   record?: WriteRecorder;
   /** Files are written to their temp files only, and put in place together by the batch's commit (see WriteBatch). */
   batch?: WriteBatch;
 }
 
 /**
- * `text`: the file's text as written (a byte-order mark included); `value`: a new YAML file's
- * value (it reads back as that); absent when it must be parsed to be known.
+ * `text`: the file's text as written (a byte-order mark included), null when the file was
+ * removed; `value`: a new YAML file's value (it reads back as that); absent when it must be
+ * parsed to be known.
  */
-export type WriteRecorder = (written: { abs: string; text: string; file: 'yaml' | 'handler'; value?: unknown }) => void;
+export type WriteRecorder = (written: { abs: string; text: string | null; file: 'yaml' | 'handler'; value?: unknown }) => void;
+
+/** Removes a file (gone already is fine) and tells the recorder. */
+export function removeFile(abs: string, file: 'yaml' | 'handler', record: WriteRecorder | undefined): void {
+  if (!existsSync(abs)) return;
+  rmSync(abs, { force: true });
+  record?.({ abs, text: null, file });
+}
 
 export interface WriteResult {
   /** As given dir joined with relPath. */
@@ -107,10 +118,12 @@ export function readKeepingBom(abs: string): { raw: string | undefined; old: str
  * A handler file's code, written when it differs from what the file holds (its byte-order mark
  * kept). Returns the text written, or undefined when the file already held the code.
  */
-export function writeCode(abs: string, code: string, batch?: WriteBatch): string | undefined {
+export function writeCode(abs: string, code: string, record: WriteRecorder | undefined, batch?: WriteBatch): string | undefined {
   const { raw, bom } = readKeepingBom(abs);
   const text = `${bom}${code}`;
-  return writeIfDifferent(abs, text, raw, batch) ? text : undefined;
+  if (!writeIfDifferent(abs, text, raw, batch)) return undefined;
+  record?.({ abs, text, file: 'handler' });
+  return text;
 }
 
 /** Returns whether the file changed. */
@@ -236,17 +249,24 @@ interface MergeState {
  */
 function merge(doc: Document, node: unknown, value: unknown, state: MergeState): unknown {
   if (isPlainObject(value) && isMap(node)) {
-    const items = Object.entries(value).map(([key, item]) => {
-      const pair = node.items.find((candidate) => isScalar(candidate.key) && String(candidate.key.value) === key);
-      if (!pair) {
-        state.changed = true;
-        return doc.createPair(key, item);
-      }
-      pair.value = merge(doc, pair.value, item, state) as typeof pair.value;
-      return pair;
+    // The file's keys stay in the file's order (a rewrite for one changed value does not move
+    // untouched lines); a key it did not have goes after the one before it in `value`'s order.
+    const keyOf = (pair: (typeof node.items)[number]): string | undefined => (isScalar(pair.key) ? String(pair.key.value) : undefined);
+    const items = node.items.filter((pair) => {
+      const key = keyOf(pair);
+      return key !== undefined && Object.hasOwn(value, key);
     });
     if (items.length !== node.items.length) state.changed = true;
-    // Keys out of order alone do not make a file worth rewriting; when it is rewritten anyway, they are put in order.
+    for (const pair of items) pair.value = merge(doc, pair.value, value[keyOf(pair) as string], state) as typeof pair.value;
+    let previous: string | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      if (!items.some((pair) => keyOf(pair) === key)) {
+        state.changed = true;
+        const at = previous === undefined ? 0 : items.findIndex((pair) => keyOf(pair) === previous) + 1;
+        items.splice(at, 0, doc.createPair(key, item));
+      }
+      previous = key;
+    }
     node.items = items;
     return node;
   }

@@ -1,4 +1,4 @@
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupCli, signedInCli, type Cli } from '../helpers/dynctl-cli.ts';
@@ -70,6 +70,32 @@ describe('a placeholder whose environment variable is not set', () => {
 
     const json = await cli.run(['--json', 'status']);
     expect(JSON.parse(json.stdout)).toMatchObject({ project: { watching: true, lastReconcile: { ok: false }, problems: [{ path: 'endpoints[GET /api/widgets].description', message: UNSET }] } });
+  });
+});
+
+describe('a placeholder the server would refuse', () => {
+  it('validate finds it at its file and line: only variables named with PLACEHOLDER_ENV_PREFIX (DYN_) can be used', async () => {
+    const dir = join(project, '..', 'refused-placeholder');
+    cpSync(project, dir, { recursive: true });
+    writeFileSync(join(dir, 'endpoints', 'widgets.yaml'), WIDGETS.replace('${env:DYN_UNSET_VAR}', '${env:PATH}'));
+    const result = await cli.run(['validate', dir]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toContain(`${join(dir, 'endpoints', 'widgets.yaml')}:5: description has \${env:PATH}: only environment variables whose names start with DYN_ can be used\n`);
+    // Read as the server reads it: a server with another prefix allows what it names.
+    const other = await cli.run(['validate', dir], { env: { PLACEHOLDER_ENV_PREFIX: 'PA' } });
+    expect(other.code, other.stderr).toBe(0);
+  });
+});
+
+describe('a prune of a directory without definitions', () => {
+  it('diff --prune refuses it as apply --prune does (it would list deletions apply refuses)', async () => {
+    const dir = join(project, '..', 'no-definitions');
+    mkdirSync(join(dir, 'endpoints'), { recursive: true });
+    for (const command of [['diff', '--prune', dir], ['apply', '--prune', '--yes', dir]]) {
+      const result = await cli.run(command);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`);
+    }
   });
 });
 

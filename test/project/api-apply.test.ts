@@ -236,10 +236,15 @@ describe('apply with prune', () => {
     expect((await exportJson(t)).groups.map((g: any) => g.name)).toEqual(['Another', 'Extra', 'Twice']);
   });
 
-  it('refuses to prune with an empty bundle (400)', async () => {
+  it('refuses to prune with an empty bundle (400), and so does a plan of it (it would list deletions apply refuses)', async () => {
     const res = await post(t, '/api/project/apply?prune=true', { groups: [], endpoints: [] });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/no groups, no endpoints, no cronJobs and no webhooks/);
+    const plan = await post(t, '/api/project/plan?prune=true', { groups: [], endpoints: [] });
+    expect(plan.status).toBe(400);
+    expect(plan.body).toMatchObject({ success: false, error: expect.stringMatching(/^Refusing to plan with prune with a bundle that has no groups, no endpoints, no cronJobs and no webhooks: it would delete every definition/) });
+    // Without prune an empty plan is simply empty.
+    expect((await post(t, '/api/project/plan', { groups: [], endpoints: [] })).body.data.changes).toEqual([]);
   });
 
   it('refuses a bundle that defines a system endpoint', async () => {

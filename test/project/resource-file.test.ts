@@ -276,6 +276,19 @@ schema:
     expect(loadProject(dir).bundle.endpoints.find((e) => e.path === '/api/items' && e.method === 'POST')?.handler?.code).toBe(code);
   });
 
+  it("a method whose code is the shared code again shares the handler file again, and its own handler file goes", () => {
+    const shared = 'async function handler() {\n  return { status: 200, data: {} };\n}\n';
+    const file = BOOKS.replace('schema:\n', 'handler: {enabled: true, file: ./books.handler.js}\nschema:\n');
+    const dir = project({ 'endpoints/books.yaml': file, 'endpoints/books.handler.js': shared });
+    const post = spec(dir, 'POST');
+    writeSpec(dir, 'endpoint', { ...post, handler: { enabled: true, code: shared.replace('200', '201') } }, { handlers: 'file' });
+    expect(read(dir, 'endpoints/books-post.handler.js')).toBe(shared.replace('200', '201'));
+    writeSpec(dir, 'endpoint', post, { handlers: 'file' });
+    expect(Object.keys(snapshot(dir)).sort()).toEqual(['endpoints/books.handler.js', 'endpoints/books.yaml']);
+    expect(read(dir, 'endpoints/books.yaml')).toBe(file);
+    expect(read(dir, 'endpoints/books.handler.js')).toBe(shared);
+  });
+
   it("keeps a method's changed handler code in its handler file", () => {
     const dir = project({
       'endpoints/items.yaml': 'name: items\npath: /api/items\naccessType: public\nschema: {}\nmethods:\n  GET: {}\n  POST:\n    handler: {enabled: true, file: ./items-post.handler.js}\n',

@@ -194,6 +194,18 @@ describe('write-back into existing files', () => {
     );
   });
 
+  it('keeps the order of the keys of a file it rewrites; a new key goes after the one before it in the schema', () => {
+    const dir = tempDir();
+    const SCHEMA_COMMENT = '# yaml-language-server: $schema=https://dynctl.dev/schemas/endpoint.schema.json';
+    const text = '# mine\nschema:\n  title: {type: string}\n  price: {type: number}\naccessType: public\npath: /api/things\nname: Things\nmethod: GET\n';
+    writeFiles(dir, { 'endpoints/things.yaml': text });
+    const spec = structuredClone(loadProject(dir).bundle.endpoints[0]!);
+    writeSpec(dir, 'endpoint', { ...spec, name: 'All things', description: 'What we sell', schema: { price: spec.schema.price!, title: spec.schema.title! } });
+    expect(read(dir, 'endpoints/things.yaml')).toBe(
+      `${SCHEMA_COMMENT}\n# mine\nschema:\n  title: {type: string}\n  price: {type: number}\naccessType: public\npath: /api/things\nname: All things\ndescription: What we sell\nmethod: GET\n`,
+    );
+  });
+
   it('keeps the line endings of a file written with CRLF', () => {
     const dir = copyOf('valid');
     const original = read(fixture('valid'), 'endpoints/products.yaml');

@@ -9,7 +9,7 @@ import { changeTitleOf, fieldLines, groupNamesOf, type ChangeTitle } from '../pl
 import { ask } from '../prompt.ts';
 import { formatBytes, startProgress, type Progress } from '../progress.ts';
 import { exportJsonLines, importJsonLinesFile, type LineTally } from './project-stream.ts';
-import { formatProblem, locateProblem, type DefinitionLocator, type Problem } from '../../project/problem.ts';
+import { formatProblem, locateProblem, sortProblems, type DefinitionLocator, type Problem } from '../../project/problem.ts';
 
 /**
  * The project commands: the project directory (GitOps, see README) against a server.
@@ -56,10 +56,14 @@ function registerValidate(program: Command, context: CliContext): void {
       const dir = projectDir(context, dirArgument);
       const { loadProject } = await import('../../project/files.ts');
       const { KINDS, specsOf } = await import('../../project/kinds/index.ts');
-      const { unresolvedPlaceholders } = await import('../definition-files.ts');
+      const { refusedPlaceholders, unresolvedPlaceholders } = await import('../definition-files.ts');
       const loaded = loadProject(dir);
-      const { bundle, problems } = loaded;
-      const warnings = unresolvedPlaceholders(loaded, context.env);
+      const { bundle } = loaded;
+      const refused = refusedPlaceholders(loaded, context.env);
+      const problems = sortProblems([...loaded.problems, ...refused]);
+      // A refused placeholder is a problem already, whether or not it resolves here.
+      const where = (problem: Problem): string => `${problem.file ?? ''}:${problem.line ?? ''}:${problem.path}`;
+      const warnings = unresolvedPlaceholders(loaded, context.env).filter((warning) => !refused.some((problem) => where(problem) === where(warning)));
       const perKind = KINDS.map((kind) => ({ noun: kind.kind, count: specsOf(bundle, kind).length }));
       const definitions = perKind.reduce((sum, kind) => sum + kind.count, 0);
       const out = context.out;
@@ -92,6 +96,7 @@ function registerDiff(program: Command, context: CliContext): void {
       const dir = projectDir(context, dirArgument);
       const prune = options.prune ?? false;
       const { bundle, locate } = await loadOrFail(context, dir);
+      if (prune) await refuseEmptyPrune(bundle, dir);
       const client = await context.client();
       const plan = await refusals(context, () => client.planProject(bundle, { prune }), locate);
       // Without --prune the same plan as apply; what only the server has is a remark, not a change.
@@ -114,6 +119,13 @@ function registerDiff(program: Command, context: CliContext): void {
       // Differences found is not an error: no message, only the exit code.
       if (plan.changes.length > 0) process.exitCode = EXIT.failure;
     });
+}
+
+/** apply --prune of a directory without definitions would delete every definition: the server refuses it, and so does dynctl, before asking anything. */
+async function refuseEmptyPrune(bundle: ProjectBundle, dir: string): Promise<void> {
+  if ((await import('../../project/bundle-shape.ts')).isEmptyBundle(bundle)) {
+    throw new CliError(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`, EXIT.failure);
+  }
 }
 
 /** The deletions apply --prune would make; none when the server refuses that plan (a remark only). */
@@ -148,9 +160,7 @@ function registerApply(program: Command, context: CliContext): void {
       const prune = options.prune ?? false;
       const dryRun = options.dryRun ?? false;
       const { bundle, locate } = await loadOrFail(context, dir);
-      if (prune && (await import('../../project/bundle-shape.ts')).isEmptyBundle(bundle)) {
-        throw new CliError(`${dir} holds no definitions: apply --prune would delete every definition on the server; refusing`, EXIT.failure);
-      }
+      if (prune) await refuseEmptyPrune(bundle, dir);
       const client = await context.client();
       if (prune && !dryRun && !options.yes) await confirmDeletions(context, client, bundle, dir);
 

@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { AppError, badRequest } from '../../lib/errors.ts';
 import { readLines } from '../../lib/json-lines.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { applyBundle, planBundle } from '../../project/apply.ts';
+import { applyBundle, planBundle, refuseEmpty } from '../../project/apply.ts';
 import type { Bundle } from '../../project/bundle.ts';
 import { checkBundleShape, kindsLeftOut } from '../../project/bundle-shape.ts';
 import type { KindName } from '../../project/kinds/index.ts';
@@ -62,7 +62,10 @@ export function projectRoutes(router: ApiRouter, services: Services): void {
   router.post('/project/plan', manage, async (ctx) => {
     const query = readQuery(ctx, ['prune']);
     const { bundle, leftAlone } = await bundleOf(ctx);
-    const { changes } = await planBundle(services, definitionsOnly(bundle), { prune: flag(query, 'prune'), leftAlone });
+    const prune = flag(query, 'prune');
+    // Apply refuses this prune: a plan of it would list deletions that can never happen.
+    if (prune) refuseEmpty(definitionsOnly(bundle), 'plan with prune');
+    const { changes } = await planBundle(services, definitionsOnly(bundle), { prune, leftAlone });
     ok(ctx, { changes, summary: summarize(changes) });
   });
 
