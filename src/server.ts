@@ -121,7 +121,7 @@ async function startOnStore(config: Config, logger: Logger, store: Store, secret
     placeholderPolicy: { envPrefix: config.placeholderEnvPrefix, secretFilesDir: config.secretFilesDir },
     daily, dashboardStats: new DashboardStatsService({ store, daily }), systemInfo: new SystemInfoService(store, config.dataDir),
     rawCollections: new RawCollectionsService({ store, audit, registry: rawRegistry({ store, users, groups, endpoints, endpointGroups, records, audit, settings }) }),
-    openApi: new OpenApiDocs({ engine, endpointGroups }),
+    openApi: new OpenApiDocs({ engine, endpointGroups, endpoints }),
   };
 
   await ensureFirstStart({ store, users, groups, logger, dataDir: config.dataDir, defaultAdminPassword: config.defaultAdminPassword, production });

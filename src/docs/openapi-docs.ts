@@ -15,7 +15,8 @@ import { accessDenial } from '../runtime/access.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { CompiledEndpoint, RouteTable } from '../runtime/route-table.ts';
 import type { EndpointGroupsService } from '../services/endpoint-groups.ts';
-import { pathIndexes, planOpenApi, writeOpenApi } from './openapi-document.ts';
+import type { EndpointsService } from '../services/endpoints.ts';
+import { planOpenApi, writeOpenApi } from './openapi-document.ts';
 import { creationOrder, endpointNames } from './operation-names.ts';
 
 export type OpenApiVersion = '3.0' | '3.1';
@@ -26,8 +27,8 @@ export type Audience = { everyone: true } | { principal: Principal };
 
 interface TableDocs {
   groups: Promise<ReadonlyMap<string, { name: string; description: string; order: number }>>;
-  /** Each path's indexed fields, over every served definition whatever the audience. */
-  indexes: ReadonlyMap<string, readonly IndexedField[]>;
+  /** Each path's indexed fields, over every definition (disabled ones too) whatever the audience. */
+  indexes: Promise<ReadonlyMap<string, readonly IndexedField[]>>;
   documents: Map<string, Buffer>;
   /** Documents being built: a second request for one waits for the same build. */
   building: Map<string, Promise<Buffer>>;
@@ -38,7 +39,7 @@ const MAX_CACHED_BYTES = 64 * 2 ** 20;
 
 export class OpenApiDocs {
   private readonly byTable = new WeakMap<RouteTable, TableDocs>();
-  private readonly deps: { engine: Pick<Engine, 'table'>; endpointGroups: Pick<EndpointGroupsService, 'all'> };
+  private readonly deps: { engine: Pick<Engine, 'table'>; endpointGroups: Pick<EndpointGroupsService, 'all'>; endpoints: Pick<EndpointsService, 'indexesByPath'> };
 
   constructor(deps: OpenApiDocs['deps']) {
     this.deps = deps;
@@ -60,10 +61,12 @@ export class OpenApiDocs {
     let docs = this.byTable.get(table);
     if (!docs) {
       const groups = this.deps.endpointGroups.all().then((all) => new Map(all.map((g) => [g._id, { name: g.name, description: g.description, order: g.order }])));
-      docs = { groups, indexes: pathIndexes(table.endpoints), documents: new Map(), building: new Map() };
+      const indexes = this.deps.endpoints.indexesByPath();
+      docs = { groups, indexes, documents: new Map(), building: new Map() };
       this.byTable.set(table, docs);
       // A failed read is not kept: the next request tries again.
       groups.catch(() => this.byTable.delete(table));
+      indexes.catch(() => this.byTable.delete(table));
     }
     const endpoints = creationOrder('everyone' in audience ? table.endpoints : visibleTo(table.endpoints, audience.principal));
     const key = `${version}:${'everyone' in audience ? '*' : createHash('sha256').update(endpoints.map((e) => e.doc._id).join(',')).digest('base64url')}`;
@@ -87,7 +90,8 @@ export class OpenApiDocs {
   private async build(docs: TableDocs, table: RouteTable, endpoints: CompiledEndpoint[], version: OpenApiVersion): Promise<Buffer> {
     const groups = await docs.groups;
     const readers = new Map(endpoints.filter((e) => e.doc.method === 'GET').map((e) => [e.pattern.path, e]));
-    const plan = await planOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups, indexes: docs.indexes }, pause);
+    const indexes = await docs.indexes;
+    const plan = await planOpenApi({ endpoints, names: endpointNames(table), reader: (path) => readers.get(path), groups, indexes }, pause);
     // Level 1: 44 MB in well under a second, and this JSON repeats so much that it still shrinks ~18×.
     const gzip = createGzip({ level: 1 });
     const out: Buffer[] = [];

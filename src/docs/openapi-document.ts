@@ -15,7 +15,7 @@
 // path's indexes are the union over its definitions), whichever definition is described.
 import type { PathPattern } from '../lib/paths.ts';
 import type { EndpointSchema, JsonSchema } from '../model/field-types/index.ts';
-import { indexedFields, unionIndexedFields, withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
+import { withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
 import type { CompiledEndpoint } from '../runtime/route-table.ts';
 import { filterParameters, inputSchema, populatedSchema, RECORD_ID_SCHEMA, recordFieldParameters, recordSchema, type ShareFilterSchema } from './field-schemas.ts';
 
@@ -29,20 +29,10 @@ export interface DocumentSource {
   /** Endpoint group id → its tag. */
   groups: ReadonlyMap<string, { name: string; description: string; order: number }>;
   /**
-   * Path → its indexed fields, over every definition the server serves (pathIndexes of the whole
-   * route table, not only of `endpoints`: a caller's POST gets its 409 from a GET it cannot see).
+   * Path → its indexed fields, over every definition of the path (EndpointsService.indexesByPath,
+   * not only `endpoints`: a caller's POST gets its 409 from a GET it cannot see, or a disabled one).
    */
   indexes: ReadonlyMap<string, readonly IndexedField[]>;
-}
-
-/** The indexed fields of each path: the union over its definitions (model/indexed-fields.ts). */
-export function pathIndexes(endpoints: readonly CompiledEndpoint[]): Map<string, IndexedField[]> {
-  const byPath = new Map<string, IndexedField[][]>();
-  for (const endpoint of endpoints) {
-    const fields = indexedFields(endpoint.schema.schema);
-    if (fields.length > 0) byPath.set(endpoint.doc.path, [...(byPath.get(endpoint.doc.path) ?? []), fields]);
-  }
-  return new Map([...byPath].map(([path, lists]) => [path, unionIndexedFields(lists)]));
 }
 
 const UNGROUPED = 'Ungrouped';

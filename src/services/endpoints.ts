@@ -192,6 +192,19 @@ export class EndpointsService {
   }
 
   /** The indexed fields of a path: the union over its definitions (model/indexed-fields.ts). */
+  /**
+   * Each path's indexed fields, over all its definitions, disabled ones too: the store's indexes
+   * are (record-indexes.ts), so a unique field marked only on a disabled definition still gives 409s.
+   */
+  async indexesByPath(): Promise<Map<string, IndexedField[]>> {
+    const byPath = new Map<string, IndexedField[][]>();
+    for (const doc of await this.endpoints.find({})) {
+      const fields = indexedFields(doc.schema as EndpointSchema);
+      if (fields.length > 0) byPath.set(doc.path, [...(byPath.get(doc.path) ?? []), fields]);
+    }
+    return new Map([...byPath].map(([path, lists]) => [path, unionIndexedFields(lists)]));
+  }
+
   async indexesOfPath(path: string): Promise<IndexedField[]> {
     const onPath = await this.endpoints.find({ path });
     return unionIndexedFields(onPath.map((doc) => indexedFields(doc.schema as EndpointSchema)));

@@ -250,6 +250,17 @@ describe('indexes are the union of the path\'s definitions', () => {
     expect((await t.api('POST', '/api/t/u', { body: { sku: 'A-1' } })).status).toBe(409);
   });
 
+  it('a unique field marked only on a disabled definition of the path still shows its 409, which the server gives', async () => {
+    await define({ method: 'GET', path: '/api/t/off', enabled: false, schema: { code: { type: 'string', unique: true } } });
+    await define({ method: 'POST', path: '/api/t/off', schema: { code: { type: 'string' } } });
+    const { doc } = await openapi();
+    expect(doc.paths['/api/t/off'].get).toBeUndefined();
+    expect(doc.paths['/api/t/off'].post.responses['409'].description).toContain('code');
+    expect(doc.components.schemas.post_api_t_off_input.properties.code['x-dyn-unique']).toBe(true);
+    expect((await t.api('POST', '/api/t/off', { body: { code: 'A' } })).status).toBe(201);
+    expect((await t.api('POST', '/api/t/off', { body: { code: 'A' } })).status).toBe(409);
+  });
+
   it('describes no 409 where no field is unique', async () => {
     const { doc } = await openapi();
     expect(doc.paths[ITEMS].post.responses['409']).toBeUndefined();
