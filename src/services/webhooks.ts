@@ -204,12 +204,17 @@ export class WebhooksService {
     const { name, url, events, filter, secret, enabled, headers } = current;
     const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
     assertMayFollow(hook.events, actor);
+    // For a caller who may not read users, the checks above hold only for the hook as it was read:
+    // written only if nobody changed it since (an administrator making it follow user.* meanwhile
+    // would be undone unseen, and a user.* delivery queued in between sent to this caller's URL).
+    const unchanged = mayReadUsers(actor.principal) || !(current.updatedAt instanceof Date) ? {} : { updatedAt: current.updatedAt };
     let updated: WebhookDoc | null;
     try {
-      updated = await this.hooks.updateOne({ _id: current._id }, { $set: { ...hook, nameKey: nameKey(hook.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } });
+      updated = await this.hooks.updateOne({ _id: current._id, ...unchanged }, { $set: { ...hook, nameKey: nameKey(hook.name), updatedBy: principalUserId(actor.principal), updatedAt: new Date() } });
     } catch (error) {
       throw duplicateName(error);
     }
+    if (!updated && 'updatedAt' in unchanged && (await this.hooks.findById(current._id))) throw conflict('The hook changed while this save was checked; read it again and retry');
     if (!updated) throw notFound('Webhook not found');
     // Enabled (again): the deliveries the dispatcher held while it was disabled are due now. After
     // the hook is written, so a dispatcher holding one meanwhile sees it enabled (see its hold()).

@@ -196,3 +196,29 @@ describe('a queued user.* delivery', () => {
     expect((await t.api('PUT', `/api/webhooks/${hook._id}`, { token: apiOnly.token, body: { url: `${exfil.url}/records` } })).status).toBe(200);
   });
 });
+
+describe('an administrator widening a hook while a manage_api caller saves it', () => {
+  // A save checked before the widening landed and written after it would undo it unseen, and
+  // send a user.* delivery queued in between to the URL it sets.
+  it('the widening is never undone by a save checked before it: that save is a 409 (or a 403 once it sees it)', async () => {
+    // A host name to look up widens the moment between the save's checks and its write.
+    const allowed = await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${receiver.port}`, `127.0.0.1:${exfil.port}`, `localhost:${exfil.port}`] } });
+    expect(allowed.status, allowed.text).toBe(200);
+    const seen = new Set<number>();
+    for (let round = 0; round < 30; round++) {
+      const hook = await createHook(['record.created']);
+      const [repoint, widen] = await Promise.all([
+        t.api('PUT', `/api/webhooks/${hook._id}`, { token: apiOnly.token, body: { url: `${exfil.url.replace("127.0.0.1", "localhost")}/race/${round}` } }),
+        sleep(round % 10).then(() => t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { events: ['user.created'] } })),
+      ]);
+      expect(widen.status, widen.text).toBe(200);
+      seen.add(repoint.status);
+      expect((await hookOf(hook._id)).events, JSON.stringify(repoint.body)).toEqual(['user.created']);
+      if (repoint.status === 409) expect(repoint.body).toEqual({ success: false, error: 'The hook changed while this save was checked; read it again and retry' });
+      else if (repoint.status === 403) expect(repoint.body.error).toBe(FOLLOWING);
+      else expect(repoint.status).toBe(200);
+    }
+    expect(seen.size).toBeGreaterThan(0);
+    expect(exfil.connections).toBe(0);
+  });
+});
