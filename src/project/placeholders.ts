@@ -180,11 +180,14 @@ export function refusedByPolicy(placeholder: Placeholder, policy: PlaceholderPol
   if (placeholder.source === 'env') {
     return placeholder.name.startsWith(policy.envPrefix) ? undefined : `only environment variables whose names start with ${policy.envPrefix} can be used`;
   }
+  // The real path when the file exists (a symlink out of the directory is outside); else the path
+  // as written: a missing file outside is refused as such, so an answer never tells whether a
+  // file outside the directory exists.
   let real: string;
   try {
     real = realpathSync(placeholder.name);
   } catch {
-    return undefined; // reported as unreadable
+    real = resolvePath(placeholder.name);
   }
   const root = resolvePath(policy.secretFilesDir);
   return real === root || real.startsWith(root + sep) ? undefined : `only files inside ${policy.secretFilesDir} can be used`;

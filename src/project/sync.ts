@@ -5,6 +5,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import { PROJECT_SYNC_ACTOR } from '../model/actor.ts';
 import { applyBundle } from './apply.ts';
 import type { Bundle } from './bundle.ts';
+import { isEmptyBundle } from './bundle-shape.ts';
 import { diffBundles } from './diff.ts';
 import { bundleOf, kindList, kindOf, KINDS, specsOf } from './kinds/index.ts';
 import { exportBundle, secretDigestKey, secretDigests } from './export.ts';
@@ -14,6 +15,7 @@ import { allUserGroups, type ProjectServices } from './services.ts';
 import type { ProjectStatus } from './status.ts';
 import { readSyncCache, writeSyncCache } from './sync-cache.ts';
 import { removeSpec, writeProject, writeSpec, type WriteRecorder } from './write.ts';
+import { ChangedMeanwhile, type WriteGuard } from './yaml-write.ts';
 
 /**
  * Keeps PROJECT_DIR and the store in step, both ways.
@@ -253,9 +255,11 @@ export class ProjectSync {
         status.update({ problems: loaded.problems, lastReconcile: { at: new Date().toISOString(), ok: false, summary: { create: 0, update: 0, delete: 0 }, error: `${loaded.problems.length} problem(s) in the project files; nothing was changed` } });
         return;
       }
-      this.files = loaded.files;
       try {
         const result = await applyBundle(services, loaded.bundle, { prune: true, dryRun: false, actor: PROJECT_SYNC_ACTOR });
+        // Only an applied load is what the files are compared with: after a failed one, a file
+        // deleted or edited since the last good state still counts as changed (never written over).
+        this.files = loaded.files;
         this.synced = loaded.bundle;
         this.syncedSecrets = await secretDigests(services);
         this.sources = loaded.sources;
@@ -355,8 +359,10 @@ export class ProjectSync {
     if (this.closed || this.synced === null) return false;
     const { services } = this.options;
     const loaded = loadProject(this.dir, { cache: this.sources, checks: 'ifChanged' });
-    if (loaded.problems.length > 0) {
-      // An edit in progress: wait until the files are valid (the fix's file event reconciles).
+    // An edit in progress: wait until the files are valid (the fix's file event reconciles). A
+    // directory emptied of the definitions it had is refused (it would delete every one): writing
+    // one back would turn that refusal into deleting all the others.
+    if (loaded.problems.length > 0 || (isEmptyBundle(loaded.bundle) && !isEmptyBundle(this.synced))) {
       this.stuckRevision = await this.options.storeRevision();
       return false;
     }
@@ -389,8 +395,9 @@ export class ProjectSync {
         edited.add(fileKey);
         continue;
       }
+      const guard = this.guardFor(loaded, ours);
       if (change.action === 'delete') {
-        this.remember((record) => removeSpec(this.dir, change.kind, change.key, { files: loaded.files, record }), ours);
+        if (this.remember((record) => removeSpec(this.dir, change.kind, change.key, { files: loaded.files, record, guard }), ours).interrupted) edited.add(fileKey);
         continue;
       }
       const stored = specsOf(current, kind).find((candidate) => kind.key(candidate) === change.key);
@@ -405,7 +412,7 @@ export class ProjectSync {
         const other = kindOf(kindName);
         return specsOf(current, other).find((candidate) => other.key(candidate) === key);
       };
-      this.remember((record) => writeSpec(this.dir, change.kind, kind.compact(spec), { files: loaded.files, handlers: 'file', writing, record }), ours);
+      if (this.remember((record) => writeSpec(this.dir, change.kind, kind.compact(spec), { files: loaded.files, handlers: 'file', writing, record, guard }), ours).interrupted) edited.add(fileKey);
     }
     // The reconcile that follows applies the changed files and records the in-step state.
     if (edited.size > 0) return true;
@@ -449,20 +456,32 @@ export class ProjectSync {
   private asRead(loaded: LoadedProject, fileKey: string, ours: ReadonlyMap<string, string>): boolean {
     const entry = loaded.files.get(fileKey);
     if (entry === undefined) return true;
-    const same = (relPath: string, readHash: string | undefined): boolean => {
+    const same = (relPath: string): boolean => {
       const abs = resolve(this.dir, relPath);
-      let raw: Buffer;
-      try {
-        raw = readFileSync(abs);
-      } catch {
-        return ours.get(abs) === 'deleted';
-      }
-      const own = ours.get(abs);
-      if (own !== undefined) return own === hash(raw);
-      return readHash === hashText(raw.toString('utf8').replace(/^\uFEFF/, ''));
+      return this.holdsAsRead(loaded, ours, abs, existsSync(abs) ? readFileSync(abs, 'utf8') : undefined);
     };
-    const handler = entry.handlerFile?.relPath;
-    return same(entry.relPath, loaded.sources.files.get(entry.relPath)?.hash) && (handler === undefined || same(handler, loaded.sources.handlers.get(handler)));
+    return same(entry.relPath) && (entry.handlerFile === undefined || same(entry.handlerFile.relPath));
+  }
+
+  /**
+   * The write guard of a write-back (WriteOptions.guard): a file changes only while it holds what
+   * the load read or this write-back wrote; else someone saved it meanwhile (ChangedMeanwhile).
+   */
+  private guardFor(loaded: LoadedProject, ours: ReadonlyMap<string, string>): WriteGuard {
+    return (abs, text) => {
+      if (!this.holdsAsRead(loaded, ours, resolve(abs), text)) throw new ChangedMeanwhile(abs);
+    };
+  }
+
+  /** Whether `text` (undefined: no file) is what `loaded` read at `abs`, or what this write-back wrote there (`ours`); true for a file the load did not read. */
+  private holdsAsRead(loaded: LoadedProject, ours: ReadonlyMap<string, string>, abs: string, text: string | undefined): boolean {
+    const own = ours.get(abs);
+    if (own !== undefined) return own === (text === undefined ? 'deleted' : hashText(text));
+    const relPath = relative(this.dir, abs).split(sep).join('/');
+    const read = loaded.sources.files.get(relPath)?.hash ?? loaded.sources.handlers.get(relPath);
+    // A file the load did not read (a new file's name, a stray file no definition names) is
+    // written as before: nobody's edit of a definition is in it.
+    return read === undefined || (text !== undefined && read === hashText(text.replace(/^\uFEFF/, '')));
   }
 
   /**
@@ -471,16 +490,18 @@ export class ProjectSync {
    * its watcher event must bring a reconcile). `ours` collects them too. Returns what was written.
    */
   private remember(write: (record: WriteRecorder) => unknown, ours?: Map<string, string>): SourceRecorder {
-    const recorded = new SourceRecorder(this.dir);
+    // `ours` learns each write as it happens: a write may change one file twice (the guard asks).
+    const recorded = new SourceRecorder(this.dir, ours);
     try {
       write(recorded.record);
     } catch (error) {
-      this.options.services.logger.warn(`project: could not write back to ${this.dir}: ${(error as Error).message}`);
+      // Someone's save won (the file wins): its watcher event brings the reconcile that applies it.
+      if (error instanceof ChangedMeanwhile) {
+        recorded.interrupted = true;
+        this.options.services.logger.info(`project: ${relative(this.dir, error.abs)} was saved while the server wrote a change back into it; the saved file wins`);
+      } else this.options.services.logger.warn(`project: could not write back to ${this.dir}: ${(error as Error).message}`);
     }
-    for (const [path, content] of recorded.hashes) {
-      this.written.set(path, content);
-      ours?.set(path, content);
-    }
+    for (const [path, content] of recorded.hashes) this.written.set(path, content);
     return recorded;
   }
 
@@ -501,21 +522,32 @@ function hash(content: Buffer | string): string {
 class SourceRecorder {
   readonly sources = { files: new Map<string, SourceFile>(), handlers: new Map<string, string>() };
   readonly hashes = new Map<string, string>();
+  /** The write stopped at a file someone else changed meanwhile (ChangedMeanwhile). */
+  interrupted = false;
   private readonly dir: string;
+  private readonly also: Map<string, string> | undefined;
 
-  constructor(dir: string) {
+  /** `also`: another map told each content hash as it is recorded. */
+  constructor(dir: string, also?: Map<string, string>) {
     this.dir = dir;
+    this.also = also;
+  }
+
+  private setHash(abs: string, content: string): void {
+    const path = resolve(abs);
+    this.hashes.set(path, content);
+    this.also?.set(path, content);
   }
 
   readonly record: WriteRecorder = ({ abs, text, file, value }) => {
     const relPath = relative(this.dir, abs).split(sep).join('/');
     if (text === null) {
-      this.hashes.set(resolve(abs), 'deleted');
+      this.setHash(abs, 'deleted');
       this.sources.handlers.delete(relPath);
       this.sources.files.delete(relPath);
       return;
     }
-    this.hashes.set(resolve(abs), hashText(text));
+    this.setHash(abs, hashText(text));
     // The loader hashes a file's text without its byte-order mark.
     const digest = hashText(text.replace(/^\uFEFF/, ''));
     if (file === 'handler') this.sources.handlers.set(relPath, digest);

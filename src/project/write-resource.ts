@@ -13,7 +13,7 @@ import type { NormalEndpoint } from './normalize.ts';
 import { resolvePlaceholders } from './placeholders.ts';
 import { expandResource, foldResource } from './resource-file.ts';
 import { readSchema } from './schema-files.ts';
-import { handlerPath, readKeepingBom, removeFile, schemaComment, SCHEMA_LINE, TO_STRING, writeCode, writeIfDifferent, writeYaml, type WriteOptions, type WriteRecorder, type WriteResult } from './yaml-write.ts';
+import { handlerPath, readKeepingBom, removeFile, schemaComment, SCHEMA_LINE, TO_STRING, writeCode, writeIfDifferent, writeYaml, type FileWriteOptions, type WriteOptions, type WriteResult } from './yaml-write.ts';
 import { PARSE_OPTIONS, parseYaml } from './yaml-source.ts';
 
 const RESOURCE_SCHEMA = 'resource.schema.json';
@@ -54,15 +54,18 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
       places.push({ value: overrides as Raw, old, suffix: `-${name.toLowerCase()}` });
     }
   }
+  // A method whose handler differs from the shared one in other fields (disabled) but runs the
+  // same code names the same file, rather than a copy that would stop following it.
+  const sharedRef = isPlainObject(raw.handler) && typeof raw.handler.file === 'string' ? raw.handler.file : undefined;
   let codeChanged = false;
-  for (const place of places) codeChanged = handlerToFile(root, existing.relPath, place, stem, options) || codeChanged;
+  for (const place of places) codeChanged = handlerToFile(root, existing.relPath, place, stem, options, place.suffix === '' ? undefined : sharedRef) || codeChanged;
 
   const schema = readSchema(kind.schemaFile);
   const { methods, ...shared } = folded;
   const ordered = Object.entries(orderKeys(shared, schema, schema) as Raw);
   const at = ordered.findIndex(([key]) => key === 'path') + 1;
   ordered.splice(at, 0, ['methods', isPlainObject(methods) ? Object.fromEntries(Object.entries(methods).map(([name, overrides]) => [name, orderKeys(overrides, schema, schema)])) : methods]);
-  const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders, options.record);
+  const yamlChanged = writeYaml(abs, Object.fromEntries(ordered), () => schemaComment(dir, existing.relPath, kind, RESOURCE_SCHEMA), options.placeholders, options);
 
   // Handler files may have moved between the shared field and a method's own: read the file's
   // entries anew (that file only: reading every file per method written made a write-back of n
@@ -73,7 +76,7 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
   // A method's own handler file its code no longer needs (the methods agree again, the code is
   // shared): it goes, unless a definition still names it.
   for (const handler of handlersBefore) {
-    if (!namesHandler(options.files, handler)) removeFile(join(root, handler), 'handler', options.record);
+    if (!namesHandler(options.files, handler)) removeFile(join(root, handler), 'handler', options);
   }
   return { file: join(dir, existing.relPath), relPath: existing.relPath, changed: yamlChanged || codeChanged };
 }
@@ -82,7 +85,7 @@ export function writeResourceMember(dir: string, kind: Kind, existing: ProjectFi
  * Takes a method out of its resource file. Returns false when it was the last one: the caller
  * deletes the file.
  */
-export function removeResourceMethod(abs: string, method: string, record: WriteRecorder | undefined): boolean {
+export function removeResourceMethod(abs: string, method: string, io: FileWriteOptions = {}): boolean {
   const { raw, old = '', bom } = readKeepingBom(abs);
   const schemaLine = SCHEMA_LINE.exec(old)?.[0] ?? '';
   const doc = parseDocument(old.slice(schemaLine.length), PARSE_OPTIONS);
@@ -98,7 +101,7 @@ export function removeResourceMethod(abs: string, method: string, record: WriteR
   }
   if (left === 0) return false;
   const text = `${bom}${schemaLine}${doc.toString(TO_STRING)}`;
-  if (writeIfDifferent(abs, text, raw)) record?.({ abs, text, file: 'yaml' });
+  if (writeIfDifferent(abs, text, raw, io)) io.record?.({ abs, text, file: 'yaml' });
   return true;
 }
 
@@ -133,7 +136,7 @@ function keepPlaceholders(spec: NormalEndpoint, before: NormalEndpoint | undefin
  * of a .js file that a definition of another file names too goes to that new name (inline when
  * it is taken), or the other definition would change with it. Returns whether a handler file changed.
  */
-function handlerToFile(root: string, relPath: string, place: { value: Raw; old: unknown; suffix: string }, stem: string, options: WriteOptions & { files: Map<string, ProjectFile> }): boolean {
+function handlerToFile(root: string, relPath: string, place: { value: Raw; old: unknown; suffix: string }, stem: string, options: WriteOptions & { files: Map<string, ProjectFile> }, sharedRef?: string): boolean {
   const handler = place.value.handler;
   if (!isPlainObject(handler) || typeof handler.code !== 'string') return false;
   const { code, ...rest } = handler as Raw & { code: string };
@@ -144,10 +147,11 @@ function handlerToFile(root: string, relPath: string, place: { value: Raw; old: 
     ref = namesHandler(options.files, own) || existsSync(join(root, own)) ? undefined : ownRef;
     if (ref === undefined) return false;
   }
+  if (ref === undefined && sharedRef !== undefined && readKeepingBom(join(root, handlerPath(root, relPath, sharedRef))).old === code) ref = sharedRef;
   ref ??= options.handlers === 'file' && code !== '' ? ownRef : undefined;
   if (ref === undefined) return false;
   place.value.handler = { ...rest, file: ref };
-  return writeCode(join(root, handlerPath(root, relPath, ref)), code, options.record) !== undefined;
+  return writeCode(join(root, handlerPath(root, relPath, ref)), code, options) !== undefined;
 }
 
 /** True when `code` would change a handler file that a definition outside the resource file also names. */

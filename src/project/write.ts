@@ -76,11 +76,11 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
 
   const schema = readSchema(kind.schemaFile);
   const ordered = orderKeys(value, schema, schema);
-  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders, options.record, options.batch);
+  const yamlChanged = writeYaml(join(root, relPath), ordered, () => schemaComment(dir, relPath, kind), options.placeholders, options);
   let codeChanged = false;
   if (handlerFile && typeof handlerFile.code === 'string') {
     const abs = join(root, handlerFile.relPath);
-    codeChanged = writeCode(abs, handlerFile.code, options.record, options.batch) !== undefined;
+    codeChanged = writeCode(abs, handlerFile.code, options) !== undefined;
   }
   takenNames.get(files)?.add(relPath, handlerFile?.relPath);
   const before = existing?.handlerFile?.relPath;
@@ -94,7 +94,7 @@ export function writeSpec(dir: string, kindName: KindName, spec: object, options
   });
   // A handler file the definition no longer names (a cron job's action now http, code moved to a
   // file of its own) goes, unless another definition still names it.
-  if (before !== undefined && before !== handlerFile?.relPath && !someValue(files, (other) => other.handlerFile?.relPath === before)) removeFile(join(root, before), 'handler', options.record);
+  if (before !== undefined && before !== handlerFile?.relPath && !someValue(files, (other) => other.handlerFile?.relPath === before)) removeFile(join(root, before), 'handler', options);
   return { file: join(dir, relPath), relPath, changed: yamlChanged || codeChanged, ...(handlerFile ? { handlerFile: handlerFile.relPath } : {}) };
 }
 
@@ -107,7 +107,7 @@ function sharedCodeChanges(root: string, files: Map<string, ProjectFile>, mine: 
 }
 
 /** Deletes a definition's file, and its handler file when no other definition uses it. Returns the relPaths removed. */
-export function removeSpec(dir: string, kindName: KindName, key: string, options: Pick<WriteOptions, 'files' | 'maxFileBytes' | 'record'> = {}): string[] {
+export function removeSpec(dir: string, kindName: KindName, key: string, options: Pick<WriteOptions, 'files' | 'maxFileBytes' | 'record' | 'guard'> = {}): string[] {
   const root = resolve(dir);
   const files = options.files ?? loadProject(dir, options).files;
   const fileKey = projectFileKey(kindName, key);
@@ -116,15 +116,15 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
   files.delete(fileKey);
   takenNames.delete(files);
   const removed: string[] = [];
-  if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method, options.record)) {
+  if (entry.resource && removeResourceMethod(join(root, entry.relPath), entry.resource.method, options)) {
     // Other methods remain in the file: only the method's own handler file may go.
   } else {
-    removeFile(join(root, entry.relPath), 'yaml', options.record);
+    removeFile(join(root, entry.relPath), 'yaml', options);
     removed.push(entry.relPath);
   }
   const handler = entry.handlerFile?.relPath;
   if (handler && !someValue(files, (other) => other.handlerFile?.relPath === handler)) {
-    removeFile(join(root, handler), 'handler', options.record);
+    removeFile(join(root, handler), 'handler', options);
     removed.push(handler);
   }
   return removed;
@@ -152,7 +152,7 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
   }
   const keep = new Set(wanted.map((entry) => projectFileKey(entry.kind.kind, entry.key)));
   for (const [fileKey, entry] of [...files]) {
-    if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { files, ...(options.record ? { record: options.record } : {}) }));
+    if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { ...options, files }));
   }
   // Into a directory without definitions every file is new and none is read back meanwhile: written together.
   const batch = files.size === 0 ? new WriteBatch() : undefined;

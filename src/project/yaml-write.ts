@@ -32,7 +32,30 @@ export interface WriteOptions extends LoadOptions {
   record?: WriteRecorder;
   /** Files are written to their temp files only, and put in place together by the batch's commit (see WriteBatch). */
   batch?: WriteBatch;
+  /**
+   * Asked before a file is read to be changed and again right before the new text replaces it
+   * (or it is removed), with its text then (undefined: no file): throws ChangedMeanwhile when
+   * someone else changed it since the caller read the directory, and nothing more is written.
+   */
+  guard?: WriteGuard;
 }
+
+/** How the primitives below write: told to `record`, in a `batch`, checked by `guard`. */
+export type FileWriteOptions = Pick<WriteOptions, 'record' | 'batch' | 'guard'>;
+
+export type WriteGuard = (abs: string, text: string | undefined) => void;
+
+/** A write-back found a file changed by someone else since the directory was read (WriteOptions.guard). */
+export class ChangedMeanwhile extends Error {
+  readonly abs: string;
+
+  constructor(abs: string) {
+    super(`${abs} changed while it was being written back; it is left as it is now`);
+    this.abs = abs;
+  }
+}
+
+const readIfExists = (abs: string): string | undefined => (existsSync(abs) ? readFileSync(abs, 'utf8') : undefined);
 
 /**
  * `text`: the file's text as written (a byte-order mark included), null when the file was
@@ -42,10 +65,11 @@ export interface WriteOptions extends LoadOptions {
 export type WriteRecorder = (written: { abs: string; text: string | null; file: 'yaml' | 'handler'; value?: unknown }) => void;
 
 /** Removes a file (gone already is fine) and tells the recorder. */
-export function removeFile(abs: string, file: 'yaml' | 'handler', record: WriteRecorder | undefined): void {
+export function removeFile(abs: string, file: 'yaml' | 'handler', io: FileWriteOptions = {}): void {
   if (!existsSync(abs)) return;
+  io.guard?.(abs, readIfExists(abs));
   rmSync(abs, { force: true });
-  record?.({ abs, text: null, file });
+  io.record?.({ abs, text: null, file });
 }
 
 export interface WriteResult {
@@ -118,16 +142,16 @@ export function readKeepingBom(abs: string): { raw: string | undefined; old: str
  * A handler file's code, written when it differs from what the file holds (its byte-order mark
  * kept). Returns the text written, or undefined when the file already held the code.
  */
-export function writeCode(abs: string, code: string, record: WriteRecorder | undefined, batch?: WriteBatch): string | undefined {
+export function writeCode(abs: string, code: string, io: FileWriteOptions = {}): string | undefined {
   const { raw, bom } = readKeepingBom(abs);
   const text = `${bom}${code}`;
-  if (!writeIfDifferent(abs, text, raw, batch)) return undefined;
-  record?.({ abs, text, file: 'handler' });
+  if (!writeIfDifferent(abs, text, raw, io)) return undefined;
+  io.record?.({ abs, text, file: 'handler' });
   return text;
 }
 
 /** Returns whether the file changed. */
-export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined, record?: WriteRecorder, batch?: WriteBatch): boolean {
+export function writeYaml(abs: string, value: unknown, header: () => string, placeholders: ResolveOptions | undefined, io: FileWriteOptions = {}): boolean {
   const { raw, old, bom } = readKeepingBom(abs);
   let text: string | undefined;
   if (old !== undefined) {
@@ -145,28 +169,35 @@ export function writeYaml(abs: string, value: unknown, header: () => string, pla
   }
   if (text !== undefined) {
     text = `${bom}${text}`;
-    const changed = writeIfDifferent(abs, text, raw, batch);
+    const changed = writeIfDifferent(abs, text, raw, io);
     // Merged into an existing file: what it holds now is known by parsing it back (a load does).
-    if (changed) record?.({ abs, text, file: 'yaml' });
+    if (changed) io.record?.({ abs, text, file: 'yaml' });
     return changed;
   }
   text = `${bom}${header()}\n${new Document(value).toString(TO_STRING)}`;
-  const changed = writeIfDifferent(abs, text, raw, batch);
+  const changed = writeIfDifferent(abs, text, raw, io);
   // A new document: its YAML reads back as the value written (JSON values; undefined left out).
-  if (changed) record?.({ abs, text, file: 'yaml', value: JSON.parse(JSON.stringify(value)) as unknown });
+  if (changed) io.record?.({ abs, text, file: 'yaml', value: JSON.parse(JSON.stringify(value)) as unknown });
   return changed;
 }
 
-export function writeIfDifferent(abs: string, text: string, old = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined, batch?: WriteBatch): boolean {
+/**
+ * Writes `text` unless the file holds it already (`old`: its text as the caller read it). With a
+ * guard, `old` is checked first, and the file once more right before the rename: flushing the
+ * new text takes milliseconds, and an editor's save landing meanwhile is not replaced.
+ */
+export function writeIfDifferent(abs: string, text: string, old = readIfExists(abs), io: Pick<FileWriteOptions, 'batch' | 'guard'> = {}): boolean {
   if (old === text) return false;
-  if (batch) {
-    batch.write(abs, text);
+  io.guard?.(abs, old);
+  if (io.batch) {
+    io.batch.write(abs, text);
     return true;
   }
   mkdirSync(dirname(abs), { recursive: true });
   const temp = tempName(abs);
   try {
     writeFileSync(temp, text, { flag: 'wx', flush: true });
+    io.guard?.(abs, readIfExists(abs));
     renameSync(temp, abs);
   } catch (error) {
     rmSync(temp, { force: true });

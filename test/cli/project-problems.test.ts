@@ -81,6 +81,12 @@ describe('a placeholder the server would refuse', () => {
     const result = await cli.run(['validate', dir]);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toContain(`${join(dir, 'endpoints', 'widgets.yaml')}:5: description has \${env:PATH}: only environment variables whose names start with DYN_ can be used\n`);
+    writeFileSync(join(dir, 'endpoints', 'widgets.yaml'), WIDGETS.replace('${env:DYN_UNSET_VAR}', '${file:/etc/dyn-no-such-key}'));
+    const missing = await cli.run(['validate', dir]);
+    expect(missing.code, missing.stderr).toBe(1);
+    expect(missing.stdout).toContain(`${join(dir, 'endpoints', 'widgets.yaml')}:5: description has \${file:/etc/dyn-no-such-key}: only files inside /run/secrets can be used\n`);
+    expect(missing.stderr).not.toContain('warning');
+    writeFileSync(join(dir, 'endpoints', 'widgets.yaml'), WIDGETS.replace('${env:DYN_UNSET_VAR}', '${env:PATH}'));
     // Read as the server reads it: a server with another prefix allows what it names.
     const other = await cli.run(['validate', dir], { env: { PLACEHOLDER_ENV_PREFIX: 'PA' } });
     expect(other.code, other.stderr).toBe(0);

@@ -40,6 +40,8 @@ describe('placeholders survive apply and export', () => {
   it.each([
     ['a server variable without the DYN_ prefix', { description: '${env:JWT_SECRET}' }, 'only environment variables whose names start with DYN_ can be used'],
     ['a file outside the secrets directory', { description: '${file:/etc/hostname}' }, 'only files inside /run/secrets can be used'],
+    // Refused as such, missing or not: the answer never tells whether a file outside exists.
+    ['a missing file outside the secrets directory', { description: '${file:/etc/dyn-no-such-file}' }, 'only files inside /run/secrets can be used'],
   ])('refuses %s (400) and changes nothing', async (_name, fields, message) => {
     const res = await t.api('POST', '/api/project/apply', {
       token: admin,

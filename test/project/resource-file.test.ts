@@ -289,6 +289,16 @@ schema:
     expect(read(dir, 'endpoints/books.handler.js')).toBe(shared);
   });
 
+  it('a method whose handler is disabled but runs the shared code names the shared handler file, not a copy of it', () => {
+    const shared = 'async function handler() {\n  return { status: 200, data: {} };\n}\n';
+    const dir = project({ 'endpoints/books.yaml': BOOKS.replace('schema:\n', 'handler: {enabled: true, file: ./books.handler.js}\nschema:\n'), 'endpoints/books.handler.js': shared });
+    const post = spec(dir, 'POST');
+    writeSpec(dir, 'endpoint', { ...post, handler: { enabled: false, code: shared } }, { handlers: 'file' });
+    expect(Object.keys(snapshot(dir)).sort()).toEqual(['endpoints/books.handler.js', 'endpoints/books.yaml']);
+    expect(read(dir, 'endpoints/books.yaml')).toContain('  POST:\n    accessType: authenticated\n    handler:\n      enabled: false\n      file: ./books.handler.js\n');
+    expect(spec(dir, 'POST').handler).toEqual({ enabled: false, code: shared });
+  });
+
   it("keeps a method's changed handler code in its handler file", () => {
     const dir = project({
       'endpoints/items.yaml': 'name: items\npath: /api/items\naccessType: public\nschema: {}\nmethods:\n  GET: {}\n  POST:\n    handler: {enabled: true, file: ./items-post.handler.js}\n',

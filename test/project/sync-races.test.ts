@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProjectSync } from '../../src/project/sync.ts';
@@ -156,5 +156,41 @@ describe('text that reads like a placeholder, set through the API', () => {
     const other = await servers.start({});
     await call(other, 'POST', '/api/project/import?mode=merge', bundle);
     expect((await endpointAt(other, '/api/a')).description).toBe(text);
+  });
+});
+
+describe('files whose apply failed', () => {
+  it('a file deleted meanwhile is not written back by an API change of its definition, and the fix applies the deletion', async () => {
+    const dir = syncTempDir();
+    mkdirSync(join(dir, 'endpoints'));
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(dir, 'endpoints', `${name}.yaml`), endpointYaml(`/api/${name}`));
+    const t = await servers.start(watching(dir));
+    const status = (): Promise<any> => call(t, 'GET', '/api/project/status');
+    const id = (await endpointAt(t, '/api/c'))._id;
+    rmSync(join(dir, 'endpoints/c.yaml'));
+    writeFileSync(join(dir, 'endpoints/a.yaml'), endpointYaml('/api/a', { description: '${env:DYN_RACES_UNSET}' }));
+    await waitFor('the failed apply in the status', async () => (await status()).lastReconcile?.ok === false);
+    await call(t, 'PUT', `/api/endpoints/${id}`, { description: 'changed through the API' });
+    await sleep(800);
+    expect(existsSync(join(dir, 'endpoints/c.yaml'))).toBe(false);
+    writeFileSync(join(dir, 'endpoints/a.yaml'), endpointYaml('/api/a', { description: 'fixed' }));
+    await waitFor('the fixed files applied', async () => (await status()).lastReconcile.ok === true);
+    expect(await endpointAt(t, '/api/c')).toBeUndefined();
+    expect(existsSync(join(dir, 'endpoints/c.yaml'))).toBe(false);
+  });
+
+  it('a directory emptied of definitions is not written into by an API change: the refusal stands and nothing is deleted', async () => {
+    const dir = syncTempDir();
+    mkdirSync(join(dir, 'endpoints'));
+    for (const name of ['a', 'b']) writeFileSync(join(dir, 'endpoints', `${name}.yaml`), endpointYaml(`/api/${name}`));
+    const t = await servers.start(watching(dir));
+    const status = (): Promise<any> => call(t, 'GET', '/api/project/status');
+    for (const name of ['a', 'b']) rmSync(join(dir, 'endpoints', `${name}.yaml`));
+    await waitFor('the refusal in the status', async () => /would delete every definition/.test((await status()).lastReconcile?.error ?? ''));
+    await call(t, 'POST', '/api/endpoints', { name: 'During empty', path: '/api/during', method: 'GET', accessType: 'public', schema: [] });
+    await sleep(800);
+    expect(readdirSync(join(dir, 'endpoints'))).toEqual([]);
+    expect((await status()).lastReconcile.ok).toBe(false);
+    for (const path of ['/api/a', '/api/b', '/api/during']) expect(await endpointAt(t, path), path).toBeDefined();
   });
 });

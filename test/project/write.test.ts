@@ -1,15 +1,17 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Bundle, EndpointSpec } from '../../src/project/bundle.ts';
 import { loadProject } from '../../src/project/files.ts';
 import { removeSpec, writeProject, writeSpec } from '../../src/project/write.ts';
+import { ChangedMeanwhile } from '../../src/project/yaml-write.ts';
 import { copyOf, fixture, snapshot, tempDir, writeFiles } from './helpers.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const valid = (): Bundle => loadProject(fixture('valid')).bundle;
 const byKey = (bundle: Bundle, method: string, path: string): EndpointSpec => structuredClone(bundle.endpoints.find((e) => e.method === method && e.path === path)!);
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
+const endpointText = (name: string): string => `name: ${name}\npath: /api/things\nmethod: GET\naccessType: public\nschema: {}\n`;
 
 describe('writing a whole project', () => {
   it('into an empty directory: every file lands under its name together, no temp file is left, and it loads back as written', () => {
@@ -204,6 +206,25 @@ describe('write-back into existing files', () => {
     expect(read(dir, 'endpoints/things.yaml')).toBe(
       `${SCHEMA_COMMENT}\n# mine\nschema:\n  title: {type: string}\n  price: {type: number}\naccessType: public\npath: /api/things\nname: All things\ndescription: What we sell\nmethod: GET\n`,
     );
+  });
+
+  it('with a guard, checks the file again right before the rename: a save landing while the new text is flushed is kept, and nothing is written', () => {
+    const dir = tempDir();
+    writeFiles(dir, { 'endpoints/things.yaml': endpointText('Things') });
+    const spec = structuredClone(loadProject(dir).bundle.endpoints[0]!);
+    const abs = join(dir, 'endpoints/things.yaml');
+    const asRead = read(dir, 'endpoints/things.yaml');
+    const seen: Array<string | undefined> = [];
+    const guard = (path: string, text: string | undefined): void => {
+      seen.push(text);
+      // The first look is at what the write is based on; an editor saves right after it.
+      if (seen.length === 1) writeFileSync(abs, endpointText('Saved by hand'));
+      if (text !== asRead) throw new ChangedMeanwhile(path);
+    };
+    expect(() => writeSpec(dir, 'endpoint', { ...spec, description: 'from the store' }, { guard })).toThrow(ChangedMeanwhile);
+    expect(seen).toEqual([asRead, endpointText('Saved by hand')]);
+    expect(read(dir, 'endpoints/things.yaml')).toBe(endpointText('Saved by hand'));
+    expect(readdirSync(join(dir, 'endpoints'))).toEqual(['things.yaml']);
   });
 
   it('keeps the line endings of a file written with CRLF', () => {
