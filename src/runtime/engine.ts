@@ -398,7 +398,7 @@ export class Engine {
         user: principal?.kind === 'user' ? { id: principal.userId, login: principal.login, groupIds: principal.groupIds } : null,
         headers: publicHeaders(request.headers),
       },
-      handlerDb(this.deps.records, { endpointId: doc._id, resourcePath, retentionDays: doc.retentionDays, schema: endpoint.schema }),
+      handlerDb(this.deps.records, { endpointId: doc._id, resourcePath, retentionDays: doc.retentionDays, schema: endpoint.schema }, this.deps.logger),
     );
     if (result.status < 400) return { status: result.status, body: { success: true, data: result.data } };
     const data = result.data as { error?: unknown } | string | null;

@@ -1,4 +1,5 @@
-import { badRequest } from '../lib/errors.ts';
+import { AppError, badRequest } from '../lib/errors.ts';
+import type { Logger } from '../lib/logger.ts';
 import { isId } from '../lib/ids.ts';
 import type { CompiledRecordSchema } from '../model/record-schema.ts';
 import { InvalidFilterError } from '../store/types.ts';
@@ -43,24 +44,28 @@ function depthOf(value: unknown, depth: number): number {
   return deepest;
 }
 
-/** Bad filters reach the handler as 400-style errors it can catch and read. */
-async function clientErrors<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * Bad filters reach the handler as 400-style errors it can catch and read. Any other failure
+ * reaches it only as "db.<call> failed" (the host's details stay out of user code): logged here.
+ */
+async function clientErrors<T>(call: string, scope: HandlerDbScope, logger: Pick<Logger, 'error'> | undefined, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof InvalidFilterError) throw badRequest(`db: ${error.message}`);
+    if (!(error instanceof AppError && error.status < 500)) logger?.error(`handler db.${call} failed on ${scope.resourcePath}`, { error });
     throw error;
   }
 }
 
-export function handlerDb(records: RecordsService, scope: HandlerDbScope): HandlerDb {
+export function handlerDb(records: RecordsService, scope: HandlerDbScope, logger?: Pick<Logger, 'error'>): HandlerDb {
   const db = scopedDb(records, scope);
   return {
-    findOne: (filter) => clientErrors(() => db.findOne(filter)),
-    find: (filter, options) => clientErrors(() => db.find(filter, options)),
-    create: (data) => clientErrors(() => db.create(data)),
-    update: (id, data) => clientErrors(() => db.update(id, data)),
-    delete: (id) => clientErrors(() => db.delete(id)),
+    findOne: (filter) => clientErrors('findOne', scope, logger, () => db.findOne(filter)),
+    find: (filter, options) => clientErrors('find', scope, logger, () => db.find(filter, options)),
+    create: (data) => clientErrors('create', scope, logger, () => db.create(data)),
+    update: (id, data) => clientErrors('update', scope, logger, () => db.update(id, data)),
+    delete: (id) => clientErrors('delete', scope, logger, () => db.delete(id)),
   };
 }
 

@@ -302,6 +302,12 @@ export class EndpointsService {
       if (to.path !== from.path && unmapped.length > 0 && (await this.records.countOwn(current._id)) > 0) {
         throw badRequest(`Invalid path: this endpoint's records cannot move to ${to.path}: they have no value for :${unmapped.join(', :')}`, [{ field: 'path', message: 'adds parameters its records have no value for' }]);
       }
+      // Dropping a parameter would merge the records of every value into one path and lose which
+      // value each had (no later move could split them again).
+      const dropped = from.paramNames.filter((name) => !to.paramNames.includes(name));
+      if (to.path !== from.path && dropped.length > 0 && (await this.records.countOwn(current._id)) > 0) {
+        throw badRequest(`Invalid path: this endpoint's records cannot move to ${to.path}: they would lose their :${dropped.join(', :')} value, and the records of every value would be mixed`, [{ field: 'path', message: 'drops parameters its records have values for' }]);
+      }
     }
     const merged = { ...definitionInput(current), ...valid } as EndpointInput;
     merged.networkAccess = mergeNetworkAccess(current.networkAccess, valid.networkAccess);
@@ -534,17 +540,25 @@ export class EndpointsService {
     };
   }
 
-  /** A path may not equal another definition's versioned alias (or the reverse) for one method. */
+  /**
+   * A path may not equal another definition's versioned alias (or the reverse), whatever the
+   * methods: the versioned definition's records are those of its plain path, so one URL would
+   * answer from two sets of records (a record POSTed there could not be read back there).
+   */
   private async assertNoVersionClash(path: string, method: HttpMethod, apiVersion: string | null, selfId: string | null): Promise<void> {
     const mine = [path, ...(apiVersion ? [versionedPath(path, apiVersion)] : [])];
     // Only definitions whose path is one of mine or whose alias could be are read (the
     // path index), so a save costs the same with 10 definitions or 10,000.
     const candidates = [...new Set([...mine.slice(1), ...mine.flatMap(unversionedPaths)])];
-    const others = candidates.length === 0 ? [] : (await this.endpoints.find({ method, path: { $in: candidates } })).filter((e) => e._id !== selfId);
+    const others = candidates.length === 0 ? [] : (await this.endpoints.find({ path: { $in: candidates } })).filter((e) => e._id !== selfId);
     for (const other of others) {
       const theirs = [other.path, ...(other.apiVersion ? [versionedPath(other.path, other.apiVersion)] : [])];
-      const clash = mine.find((p, i) => theirs.some((q, j) => p === q && (i > 0 || j > 0)));
-      if (clash) throw conflict(`${method} ${clash} is already served by "${other.name}" (${other.method} ${other.path}${other.apiVersion ? `, ${other.apiVersion}` : ''})`);
+      // Another method may share the alias itself (both versioned forms of one path: the same records).
+      const clash = mine.find((p, i) => theirs.some((q, j) => p === q && (other.method === method ? i > 0 || j > 0 : i > 0 !== j > 0)));
+      if (!clash) continue;
+      const served = `"${other.name}" (${other.method} ${other.path}${other.apiVersion ? `, ${other.apiVersion}` : ''})`;
+      if (other.method === method) throw conflict(`${method} ${clash} is already served by ${served}`);
+      throw conflict(`${method} ${clash}: ${clash} is already served by ${served}, with the records of another path; a definition there would answer one URL from two sets of records`);
     }
   }
 

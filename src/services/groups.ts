@@ -126,9 +126,10 @@ export class GroupsService {
     const valid = validateUpdate(rest);
     const group = await this.get(id);
     assertShownUnchanged(shown, group);
-    const renames = valid.name !== undefined && nameKey(valid.name) !== group.nameKey;
     const changesPermissions = valid.permissions !== undefined && [...valid.permissions].sort().join() !== [...group.permissions].sort().join();
-    if (group.isSystem && (renames || changesPermissions)) {
+    // A system group keeps its name exactly: messages and docs name it so (a change of case too).
+    const changesName = valid.name !== undefined && valid.name.trim() !== group.name;
+    if (group.isSystem && (changesName || changesPermissions)) {
       throw forbidden('The name and permissions of a system group cannot be changed');
     }
     // Editing a group stronger than the caller is refused, whatever the edit; granting needs the permissions.

@@ -151,7 +151,9 @@ export class SettingsService {
     await this.revisions.bump('settings');
     this.cached = null;
     this.events.emit('settings.updated', { fields: Object.keys(valid) });
-    await this.audit.change(actor, { action: 'settings_updated', message: `Settings updated: ${Object.keys(valid).join(', ') || 'no fields'}`, source: 'settings' });
+    // The fields whose value changed: a form re-saving every field names only what it changed.
+    const changed = Object.keys(valid).filter((name) => !isDeepStrictEqual(valid[name as keyof Settings], current[name as keyof Settings]));
+    await this.audit.change(actor, { action: 'settings_updated', message: `Settings updated: ${changed.join(', ') || 'nothing changed'}`, source: 'settings' });
     return toPlain(await this.get());
   }
 }

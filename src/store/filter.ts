@@ -27,6 +27,7 @@ const FIELD_SEGMENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 const MAX_LIST = 1000;
 const MAX_DEPTH = 8;
+const MAX_CONDITIONS = 600;
 
 export function assertFieldPath(path: string): void {
   const segments = path.split('.');
@@ -48,19 +49,29 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
-export function parseFilter(filter: Filter, depth = 0): FilterNode {
+export function parseFilter(filter: Filter): FilterNode {
+  return parseNode(filter, 0, { left: MAX_CONDITIONS });
+}
+
+/** Each condition becomes a term of one SQL expression, which SQLite bounds (about 1,000 deep). */
+function spend(budget: { left: number }): void {
+  if (--budget.left < 0) throw new InvalidFilterError(`filter has more than ${MAX_CONDITIONS} conditions`);
+}
+
+function parseNode(filter: Filter, depth: number, budget: { left: number }): FilterNode {
   if (!isPlainObject(filter)) throw new InvalidFilterError('a filter must be an object');
   if (depth > MAX_DEPTH) throw new InvalidFilterError('filter is nested too deeply');
   const children: FilterNode[] = [];
   for (const [key, value] of Object.entries(filter)) {
     if (key === '$and' || key === '$or') {
       if (!Array.isArray(value) || value.length === 0) throw new InvalidFilterError(`${key} needs a non-empty list of filters`);
-      children.push({ kind: key === '$and' ? 'and' : 'or', children: value.map((f: Filter) => parseFilter(f, depth + 1)) });
+      children.push({ kind: key === '$and' ? 'and' : 'or', children: value.map((f: Filter) => parseNode(f, depth + 1, budget)) });
       continue;
     }
     if (key.startsWith('$')) throw new InvalidFilterError(`unsupported filter operator "${key}"`);
     assertFieldPath(key);
     if (!isPlainObject(value)) {
+      spend(budget);
       children.push({ kind: 'compare', field: key, op: '$eq', value: scalar(key, 'equality', value) });
       continue;
     }
@@ -68,6 +79,7 @@ export function parseFilter(filter: Filter, depth = 0): FilterNode {
     if (entries.length === 0) throw new InvalidFilterError(`empty condition on "${key}"`);
     for (const [op, operand] of entries) {
       if (!OPERATORS.has(op)) throw new InvalidFilterError(`unsupported filter operator "${op}" on "${key}"`);
+      spend(budget);
       children.push({ kind: 'compare', field: key, op: op as CompareOp, value: operand_(key, op as CompareOp, operand) });
     }
   }

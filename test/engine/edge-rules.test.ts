@@ -22,7 +22,22 @@ describe('definition edge rules', () => {
     expect(explicit.body.error).toMatch(/GET \/api\/v1\/edge\/items is already served by/);
     expect((await define({ path: '/api/v1/edge/other', method: 'GET' })).status).toBe(201);
     expect((await define({ path: '/api/edge/other', method: 'GET', apiVersion: 'v1' })).status).toBe(409);
-    expect((await define({ path: '/api/v1/edge/items', method: 'POST' })).status).toBe(201);
+    // Another method too: the URL would answer GET from /api/edge/items's records and POST into its own.
+    const post = await define({ path: '/api/v1/edge/items', method: 'POST' });
+    expect(post.status).toBe(409);
+    expect(post.body.error).toBe('POST /api/v1/edge/items: /api/v1/edge/items is already served by "' + post.body.error.split('"')[1] + '" (GET /api/edge/items, v1), with the records of another path; a definition there would answer one URL from two sets of records');
+    expect((await define({ path: '/api/edge/items', method: 'POST', apiVersion: 'v1' })).status).toBe(201);
+  });
+
+  it('refuses a path change that drops a parameter while the endpoint has records: the values would be lost and the records mixed (400)', async () => {
+    const post = await define({ path: '/api/edge/shops/:shop/items', method: 'POST' });
+    for (const shop of ['1', '2']) expect((await t.api('POST', `/api/edge/shops/${shop}/items`, { body: { title: shop } })).status).toBe(201);
+    const moved = await t.api('PUT', `/api/endpoints/${post.body.data._id}`, { token: admin, body: { path: '/api/edge/flat' } });
+    expect(moved.status).toBe(400);
+    expect(moved.body).toMatchObject({ success: false, error: 'Invalid path: this endpoint\'s records cannot move to /api/edge/flat: they would lose their :shop value, and the records of every value would be mixed', details: [{ field: 'path', message: 'drops parameters its records have values for' }] });
+    expect((await t.api('GET', `/api/endpoints/${post.body.data._id}`, { token: admin })).body.data.path).toBe('/api/edge/shops/:shop/items');
+    // Renamed, the parameter is kept: allowed.
+    expect((await t.api('PUT', `/api/endpoints/${post.body.data._id}`, { token: admin, body: { path: '/api/edge/stores/:shop/items' } })).status).toBe(200);
   });
 
   it('saved at the same moment, a path and the versioned form of another cannot both get in', async () => {

@@ -234,6 +234,24 @@ describe('db', () => {
     expect(uncaught.text).not.toContain('not refused');
   });
 
+  it('a filter of more conditions than a query can hold is a 400 the handler can read; 500 are taken', async () => {
+    await defineHandler(
+      '/api/h/wide-filter',
+      `async function handler(req, db) {
+        const alternatives = Array.from({ length: Number(req.query.n) }, (_, i) => ({ n: i }));
+        try {
+          return { status: 200, data: { found: (await db.find({ $or: alternatives })).length } };
+        } catch (error) {
+          return { status: 200, data: { status: error.status, message: error.message } };
+        }
+      }`,
+    );
+    for (const n of [500, 597]) expect((await t.api('GET', `/api/h/wide-filter?n=${n}`)).body.data, String(n)).toEqual({ found: 0 });
+    for (const n of [601, 1000, 40000]) {
+      expect((await t.api('GET', `/api/h/wide-filter?n=${n}`)).body.data, String(n)).toEqual({ status: 400, message: 'db: filter has more than 600 conditions' });
+    }
+  });
+
   it('retentionDays of the handler endpoint sets expiresAt on db.create', async () => {
     await defineHandler(
       '/api/h/expiring',

@@ -68,7 +68,7 @@ describe('audit entries of project changes', () => {
   it('an import audits each change and the import for the caller', async () => {
     const t = await start();
     const token = await t.adminToken();
-    const res = await t.api('POST', '/api/project/import', { token, body: { endpoints: [endpoint('/api/imported')], settings: { defaultPageSize: 20 } } });
+    const res = await t.api('POST', '/api/project/import', { token, body: { endpoints: [endpoint('/api/imported')], settings: { defaultPageSize: 25 } } });
     expect(res.status, res.text).toBe(200);
     expect((await entries(t, 'endpoint_created'))[0]).toMatchObject({ message: 'Endpoint GET /api/imported created', path: '/api/project/import' });
     expect((await entries(t, 'settings_updated'))[0]).toMatchObject({ message: 'Settings updated: defaultPageSize', path: '/api/project/import' });

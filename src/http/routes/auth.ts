@@ -6,6 +6,7 @@ import { ok } from '../respond.ts';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../session-cookies.ts';
 import { requestInfo } from '../state.ts';
 import type { ApiRouter } from './router.ts';
+import { noQuery } from '../query.ts';
 
 export function authRoutes(router: ApiRouter, services: Services): void {
   router.get('/health', (ctx) => {
@@ -16,14 +17,14 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { csrfToken: issueCsrfToken(ctx) });
   });
 
-  router.post('/auth/login', async (ctx) => {
+  router.post('/auth/login', noQuery, async (ctx) => {
     const credentials = services.auth.parseLogin(ctx.request.body);
     const result = await services.auth.login(credentials, requestInfo(ctx));
     if (credentials.cookie) setSessionCookies(ctx, result);
     ok(ctx, result);
   });
 
-  router.post('/auth/refresh', async (ctx) => {
+  router.post('/auth/refresh', noQuery, async (ctx) => {
     const fromBody = services.auth.parseRefresh(ctx.request.body);
     const fromCookie = ctx.cookies.get(REFRESH_COOKIE);
     const token = fromBody ?? fromCookie;
@@ -41,7 +42,7 @@ export function authRoutes(router: ApiRouter, services: Services): void {
 
   // Ends the caller's session (the one its access token or refresh token belongs to); with
   // `{"all": true}` every session of the user.
-  router.post('/auth/logout', async (ctx) => {
+  router.post('/auth/logout', noQuery, async (ctx) => {
     const { refreshToken, all } = services.auth.parseLogout(ctx.request.body);
     const principal = ctx.state.principal;
     if (principal?.kind === 'user') {
@@ -56,7 +57,7 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { loggedOut: true });
   });
 
-  router.post('/auth/register', async (ctx) => {
+  router.post('/auth/register', noQuery, async (ctx) => {
     ok(ctx, await services.auth.register(ctx.request.body, requestInfo(ctx)), { status: 201 });
   });
 }

@@ -21,20 +21,20 @@ export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsServ
     paged(ctx, await cronJobs.list(query), query, publicCronJob);
   });
 
-  router.get('/cron/:id', manage, async (ctx) => {
+  router.get('/cron/:id', manage, noQuery, async (ctx) => {
     ok(ctx, publicCronJob(await job(ctx)));
   });
 
-  router.post('/cron', manage, async (ctx) => {
+  router.post('/cron', manage, noQuery, async (ctx) => {
     ok(ctx, publicCronJob(await cronJobs.create(ctx.request.body, actor(ctx))), { status: 201 });
   });
 
-  router.put('/cron/:id', manage, async (ctx) => {
+  router.put('/cron/:id', manage, noQuery, async (ctx) => {
     const current = await job(ctx);
     ok(ctx, publicCronJob(await cronJobs.update(current._id, ctx.request.body, actor(ctx))));
   });
 
-  router.delete('/cron/:id', manage, noQuery, async (ctx) => {
+  router.delete('/cron/:id', manage, noInput, async (ctx) => {
     const current = await job(ctx);
     const deleted = await cronJobs.delete(current._id, actor(ctx));
     await cronRuns.deleteOfJob(deleted._id);

@@ -1,5 +1,6 @@
 import { badRequest } from '../../lib/errors.ts';
 import type { LogDoc } from '../../model/records.ts';
+import { isIsoDateTime } from '../../model/field-types/datetime.ts';
 import type { Services } from '../container.ts';
 import { requireAny } from '../middleware/require-permission.ts';
 import { listQuery, readQuery } from '../query.ts';
@@ -31,10 +32,14 @@ export function dashboardRoutes(router: ApiRouter, services: Services): void {
   });
 }
 
-/** `from`/`to` of the log: an ISO 8601 date or date-time (`2026-11-24`, `2026-11-24T10:00:00Z`). */
+/**
+ * `from`/`to` of the log: an ISO 8601 date or date-time (`2026-11-24`, `2026-11-24T10:00:00Z`, a
+ * space for the `T` too), a real calendar date (`2026-02-30` is a 400, not the 2nd of March).
+ */
 function dateParam(name: string, value: string | undefined): Date | undefined {
   if (value === undefined || value.trim() === '') return undefined;
-  const date = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim()) ? new Date(value.trim()) : new Date(Number.NaN);
+  const text = value.trim().replace(' ', 'T');
+  const date = isIsoDateTime(text) ? new Date(text) : new Date(Number.NaN);
   if (Number.isNaN(date.getTime())) throw badRequest(`Query parameter "${name}" must be an ISO 8601 date`, [{ field: name, message: 'must be an ISO 8601 date' }]);
   return date;
 }

@@ -1,6 +1,6 @@
 import type { Services } from '../container.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, noQuery, readQuery } from '../query.ts';
+import { listQuery, noInput, noQuery, readQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { RawActor } from '../../services/raw/adapter.ts';
@@ -22,19 +22,19 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
     const query = listQuery(ctx);
     paged(ctx, await raw.list(name(ctx), query, requirePrincipal(ctx)), query, (doc) => doc);
   });
-  router.post('/database/collections/:name', allowed, async (ctx) => {
+  router.post('/database/collections/:name', allowed, noQuery, async (ctx) => {
     ok(ctx, await raw.create(name(ctx), ctx.request.body, actor(ctx)), { status: 201 });
   });
-  router.delete('/database/collections/:name', allowed, noQuery, async (ctx) => {
+  router.delete('/database/collections/:name', allowed, noInput, async (ctx) => {
     ok(ctx, { deleted: await raw.clear(name(ctx), actor(ctx)) });
   });
-  router.get('/database/collections/:name/:id', allowed, async (ctx) => {
+  router.get('/database/collections/:name/:id', allowed, noQuery, async (ctx) => {
     ok(ctx, await raw.get(name(ctx), ctx.params.id as string, requirePrincipal(ctx)));
   });
-  router.put('/database/collections/:name/:id', allowed, async (ctx) => {
+  router.put('/database/collections/:name/:id', allowed, noQuery, async (ctx) => {
     ok(ctx, await raw.replace(name(ctx), ctx.params.id as string, ctx.request.body, actor(ctx)));
   });
-  router.delete('/database/collections/:name/:id', allowed, noQuery, async (ctx) => {
+  router.delete('/database/collections/:name/:id', allowed, noInput, async (ctx) => {
     ok(ctx, await raw.delete(name(ctx), ctx.params.id as string, actor(ctx)));
   });
 }

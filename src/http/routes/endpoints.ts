@@ -6,7 +6,7 @@ import { endpointDocs, endpointExamples, exampleReferencePaths } from '../../run
 import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -46,18 +46,18 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     const query = listQuery(ctx);
     paged(ctx, await services.endpointGroups.list(query), query, publicEndpointGroup);
   });
-  router.get('/endpoints/groups/:id', read, async (ctx) => {
+  router.get('/endpoints/groups/:id', read, noQuery, async (ctx) => {
     ok(ctx, publicEndpointGroup(await services.endpointGroups.get(ctx.params.id as string)));
   });
-  router.post('/endpoints/groups', write, async (ctx) => {
+  router.post('/endpoints/groups', write, noQuery, async (ctx) => {
     const group = await services.endpointGroups.create(ctx.request.body, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group), { status: 201 });
   });
-  router.put('/endpoints/groups/:id', write, async (ctx) => {
+  router.put('/endpoints/groups/:id', write, noQuery, async (ctx) => {
     const group = await services.endpointGroups.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
-  router.delete('/endpoints/groups/:id', write, noQuery, async (ctx) => {
+  router.delete('/endpoints/groups/:id', write, noInput, async (ctx) => {
     const group = await services.endpointGroups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
@@ -70,23 +70,23 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     const page = await services.endpoints.list({ ...query, ...(filter ? { filter } : {}) });
     paged(ctx, { items: await services.endpoints.present(page.items), total: page.total }, query, (item) => item);
   });
-  router.get('/endpoints/:id', read, async (ctx) => {
+  router.get('/endpoints/:id', read, noQuery, async (ctx) => {
     ok(ctx, await presentOne(await services.endpoints.get(ctx.params.id as string)));
   });
-  router.post('/endpoints', write, async (ctx) => {
+  router.post('/endpoints', write, noQuery, async (ctx) => {
     const endpoint = await services.endpoints.create(ctx.request.body, requireActor(ctx));
     ok(ctx, await presentOne(endpoint), { status: 201 });
   });
-  router.put('/endpoints/:id', write, async (ctx) => {
+  router.put('/endpoints/:id', write, noQuery, async (ctx) => {
     const endpoint = await services.endpoints.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });
-  router.delete('/endpoints/:id', write, noQuery, async (ctx) => {
+  router.delete('/endpoints/:id', write, noInput, async (ctx) => {
     const endpoint = await services.endpoints.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, await presentOne(endpoint));
   });
 
-  router.get('/endpoints/:id/examples', read, async (ctx) => {
+  router.get('/endpoints/:id/examples', read, noQuery, async (ctx) => {
     const doc = await services.endpoints.get(ctx.params.id as string);
     // Who may run the endpoint (/test, manage_api) gets a sample body naming existing records
     // where it holds references, so it can be sent as it is; `view` alone sees placeholder ids.
@@ -99,14 +99,14 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     }
     ok(ctx, endpointExamples(doc, recordIds));
   });
-  router.get('/endpoints/:id/docs', read, async (ctx) => {
+  router.get('/endpoints/:id/docs', read, noQuery, async (ctx) => {
     const doc = await services.endpoints.get(ctx.params.id as string);
     ok(ctx, endpointDocs(doc, await services.endpoints.indexesOfPath(doc.path)));
   });
 
   // Runs the endpoint through the engine's invoke, the same steps as a live call (network rules
   // skipped unless applyNetworkAccess), as the calling user, and reports what happened.
-  router.post('/endpoints/:id/test', write, async (ctx) => {
+  router.post('/endpoints/:id/test', write, noQuery, async (ctx) => {
     const input = validateTest(ctx.request.body ?? {});
     const doc = await services.endpoints.get(ctx.params.id as string);
     if (doc.isSystem) throw badRequest('System endpoints are platform routes: call them directly');

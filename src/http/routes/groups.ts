@@ -1,7 +1,7 @@
 import type { Services } from '../container.ts';
 import { publicGroup } from '../../services/groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
-import { listQuery, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
@@ -15,21 +15,21 @@ export function groupRoutes(router: ApiRouter, services: Services): void {
     paged(ctx, await services.groups.list(query), query, publicGroup);
   });
 
-  router.get('/groups/:id', read, async (ctx) => {
+  router.get('/groups/:id', read, noQuery, async (ctx) => {
     ok(ctx, publicGroup(await services.groups.get(ctx.params.id as string)));
   });
 
-  router.post('/groups', write, async (ctx) => {
+  router.post('/groups', write, noQuery, async (ctx) => {
     const group = await services.groups.create(ctx.request.body, requireActor(ctx));
     ok(ctx, publicGroup(group), { status: 201 });
   });
 
-  router.put('/groups/:id', write, async (ctx) => {
+  router.put('/groups/:id', write, noQuery, async (ctx) => {
     const group = await services.groups.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicGroup(group));
   });
 
-  router.delete('/groups/:id', write, noQuery, async (ctx) => {
+  router.delete('/groups/:id', write, noInput, async (ctx) => {
     const group = await services.groups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicGroup(group));
   });

@@ -14,16 +14,16 @@ export function userRoutes(router: ApiRouter, services: Services): void {
     paged(ctx, await services.users.list(query), query, publicUser);
   });
 
-  router.get('/users/:id', read, async (ctx) => {
+  router.get('/users/:id', read, noQuery, async (ctx) => {
     ok(ctx, publicUser(await services.users.get(ctx.params.id as string)));
   });
 
-  router.post('/users', write, async (ctx) => {
+  router.post('/users', write, noQuery, async (ctx) => {
     const user = await services.users.create(ctx.request.body, { actor: requireActor(ctx) });
     ok(ctx, publicUser(user), { status: 201 });
   });
 
-  router.put('/users/:id', write, async (ctx) => {
+  router.put('/users/:id', write, noQuery, async (ctx) => {
     const user = await services.users.update(ctx.params.id as string, ctx.request.body, requireActor(ctx));
     ok(ctx, publicUser(user));
   });
@@ -35,7 +35,7 @@ export function userRoutes(router: ApiRouter, services: Services): void {
     ok(ctx, { ...publicUser(user), wasLocked });
   });
 
-  router.delete('/users/:id', write, noQuery, async (ctx) => {
+  router.delete('/users/:id', write, noInput, async (ctx) => {
     const user = await services.users.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicUser(user));
   });

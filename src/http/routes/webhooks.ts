@@ -23,20 +23,20 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
     paged(ctx, await webhooks.list(query), query, publicWebhook);
   });
 
-  router.get('/webhooks/:id', manage, async (ctx) => {
+  router.get('/webhooks/:id', manage, noQuery, async (ctx) => {
     ok(ctx, publicWebhook(await hook(ctx)));
   });
 
-  router.post('/webhooks', manage, async (ctx) => {
+  router.post('/webhooks', manage, noQuery, async (ctx) => {
     ok(ctx, publicWebhook(await webhooks.create(ctx.request.body, actor(ctx))), { status: 201 });
   });
 
-  router.put('/webhooks/:id', manage, async (ctx) => {
+  router.put('/webhooks/:id', manage, noQuery, async (ctx) => {
     const current = await hook(ctx);
     ok(ctx, publicWebhook(await webhooks.update(current._id, ctx.request.body, actor(ctx))));
   });
 
-  router.delete('/webhooks/:id', manage, noQuery, async (ctx) => {
+  router.delete('/webhooks/:id', manage, noInput, async (ctx) => {
     const current = await hook(ctx);
     ok(ctx, publicWebhook(await webhooks.delete(current._id, actor(ctx))));
   });
