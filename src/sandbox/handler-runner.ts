@@ -4,11 +4,17 @@
  * Lifecycle, compiled once per code revision:
  *   compileHandler   → one isolate (memoryMb) + the compiled handler script + the compiled prelude.
  *                      A syntax error is a HandlerCompileError here, at save time.
- *   run (each call)  → a fresh Context in that isolate: prelude, then the handler's code, then `invoke`.
- *                      Nothing survives a call; the context, references and db bridge are released in
- *                      `finally`. Concurrent calls share the isolate (and its heap, hence a cap on how
- *                      many execute at once) and run on the isolate's own thread, never the host's.
- *   dispose          → the isolate is disposed once in-flight runs have settled.
+ *   run (each call)  → a fresh Context in one of the handler's isolates: prelude, then the handler's
+ *                      code, then `invoke`. Nothing survives a call; the context, references and db
+ *                      bridge are released in `finally`. Code runs on the isolate's own thread, never
+ *                      the host's.
+ *   pool             → a run takes an isolate no other run is using; while every isolate is busy, a new
+ *                      one is opened, up to MAX_ISOLATES (fewer for large memoryMb, so one handler's
+ *                      isolates stay within ISOLATE_POOL_MB together). So a run that loops until its time
+ *                      limit or runs out of memory takes down only its own isolate, not the runs beside
+ *                      it. Past that, runs share the least busy isolate (and its heap, hence a cap on
+ *                      how many execute in one), and extra isolates left idle are disposed after a while.
+ *   dispose          → the isolates are disposed once in-flight runs have settled.
  *
  * Limits:
  *   - Every piece of the handler's code runs inside a host call that carries isolated-vm's `timeout`,
@@ -20,8 +26,9 @@
  *     path above wins when it applies) therefore fails the run and disposes the isolate, which also
  *     rejects promises the host would otherwise wait on forever.
  *   - Running out of memory makes isolated-vm dispose the isolate itself.
- *   A disposed isolate is replaced lazily by the next run. Runs that shared it fail with the same kind
- *   of error: that is the price of compiling once instead of creating an isolate (~2.5 ms) per call.
+ *   A disposed isolate is replaced lazily by a later run. Runs that shared it (only when more runs were
+ *   under way than the pool has isolates) fail with the same kind of error: that is the price of a
+ *   bounded pool instead of creating an isolate (~2.5 ms) per call.
  *
  *   - A db call still under way when its run answers (the handler did not await it) resumes handler code
  *     with no run waiting for it: the bridge delivers that reply with the time limit counted from the
@@ -58,6 +65,12 @@ const WATCHDOG_GRACE_MS = 50;
  * CPU pressure: 2 MB per run still ran a busy 32 MB isolate out of memory, hence the wide margin.
  */
 const MB_PER_RUN = 4;
+/** At most this many isolates per compiled handler... */
+const MAX_ISOLATES = 4;
+/** ...and at most this much memory limit across them (a handler given 256 MB or more has one isolate). */
+const ISOLATE_POOL_MB = 256;
+/** An extra isolate idle this long is disposed; the first one stays. */
+const IDLE_ISOLATE_MS = 30_000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
 /** A cheap save-time check; code that defines `handler` some other way still runs. */
@@ -100,6 +113,8 @@ interface Sandbox {
   readonly code: ivm.Script;
   /** Set when the runner disposed the isolate; a disposed isolate without it ran out of memory. */
   retiredForTimeout?: boolean;
+  /** Runs currently using this isolate. */
+  runs: number;
 }
 
 /** What the watchdog and the run it guards share. */
@@ -111,17 +126,23 @@ interface RunState {
 class IsolateHandler implements CompiledHandler {
   readonly #code: string;
   readonly #limits: HandlerLimits;
-  #sandbox: Sandbox | undefined;
-  #opening: Promise<Sandbox> | undefined;
+  /** Live isolates (a disposed one is dropped when the next run looks for one). */
+  #pool: Sandbox[];
+  readonly #openings = new Set<Promise<unknown>>();
+  readonly #maxIsolates: number;
+  readonly #runsPerIsolate: number;
   readonly #slots: RunSlots;
+  #trimTimer: NodeJS.Timeout | undefined;
   #inFlight = 0;
   #disposed = false;
 
   constructor(code: string, limits: HandlerLimits, sandbox: Sandbox) {
     this.#code = code;
     this.#limits = limits;
-    this.#sandbox = sandbox;
-    this.#slots = new RunSlots(Math.max(2, Math.floor(limits.memoryMb / MB_PER_RUN)));
+    this.#pool = [sandbox];
+    this.#maxIsolates = Math.max(1, Math.min(MAX_ISOLATES, Math.floor(ISOLATE_POOL_MB / limits.memoryMb)));
+    this.#runsPerIsolate = Math.max(2, Math.floor(limits.memoryMb / MB_PER_RUN));
+    this.#slots = new RunSlots(this.#maxIsolates * this.#runsPerIsolate);
   }
 
   async run(request: HandlerRequest, db: HandlerDb): Promise<HandlerResult> {
@@ -131,14 +152,14 @@ class IsolateHandler implements CompiledHandler {
       return await this.#guarded(JSON.stringify(request), db);
     } finally {
       this.#inFlight--;
-      if (this.#disposed && this.#inFlight === 0) this.#releaseSandbox();
+      if (this.#disposed && this.#inFlight === 0) this.#releaseSandboxes();
     }
   }
 
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (this.#inFlight === 0) this.#releaseSandbox();
+    if (this.#inFlight === 0) this.#releaseSandboxes();
   }
 
   /** Races the run against the watchdog. */
@@ -166,9 +187,13 @@ class IsolateHandler implements CompiledHandler {
       // The watchdog may have fired while this run waited; it must not start after being reported.
       if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
       const sandbox = await this.#acquire();
-      if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
-      state.sandbox = sandbox;
-      return await this.#execute(sandbox, requestJson, db, deadline);
+      try {
+        if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
+        state.sandbox = sandbox;
+        return await this.#execute(sandbox, requestJson, db, deadline);
+      } finally {
+        this.#leave(sandbox);
+      }
     } finally {
       this.#slots.release();
     }
@@ -229,17 +254,70 @@ class IsolateHandler implements CompiledHandler {
     return error;
   }
 
-  #acquire(): Promise<Sandbox> {
-    const current = this.#sandbox;
-    if (current && !current.isolate.isDisposed) return Promise.resolve(current);
-    this.#sandbox = undefined;
-    // Runs arriving together share one replacement; dispose() waits for them, so it also frees this one.
-    this.#opening ??= openSandbox(this.#code, this.#limits)
-      .then((sandbox) => (this.#sandbox = sandbox))
-      .finally(() => {
-        this.#opening = undefined;
-      });
-    return this.#opening;
+  /** An isolate for one run, counted as used by it (`runs`) until `#leave`. */
+  async #acquire(): Promise<Sandbox> {
+    for (;;) {
+      this.#pool = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
+      let least: Sandbox | undefined;
+      for (const sandbox of this.#pool) if (!least || sandbox.runs < least.runs) least = sandbox;
+      if (least?.runs === 0) return this.#enter(least);
+      if (this.#pool.length + this.#openings.size < this.#maxIsolates) return await this.#open();
+      if (least && (least.runs < this.#runsPerIsolate || this.#openings.size === 0)) return this.#enter(least);
+      // Every isolate is full and the rest are still opening: look again once one has.
+      await Promise.race(this.#openings);
+    }
+  }
+
+  async #open(): Promise<Sandbox> {
+    const opening = openSandbox(this.#code, this.#limits);
+    const settled = opening.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#openings.add(settled);
+    try {
+      const sandbox = await opening;
+      // Claimed for this run as it joins the pool, before another run can see it idle; dispose() frees
+      // it with the rest once this run is done.
+      sandbox.runs = 1;
+      this.#pool.push(sandbox);
+      return sandbox;
+    } finally {
+      this.#openings.delete(settled);
+    }
+  }
+
+  #enter(sandbox: Sandbox): Sandbox {
+    sandbox.runs++;
+    return sandbox;
+  }
+
+  #leave(sandbox: Sandbox): void {
+    sandbox.runs--;
+    if (this.#pool.length > 1 && !this.#trimTimer && !this.#disposed) {
+      this.#trimTimer = setTimeout(() => this.#trimIdle(), IDLE_ISOLATE_MS);
+      this.#trimTimer.unref();
+    }
+  }
+
+  /** Disposes the extra isolates nobody is using (one stays, so a quiet handler answers without opening one). */
+  #trimIdle(): void {
+    this.#trimTimer = undefined;
+    const live = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
+    let keepIdle = !live.some((sandbox) => sandbox.runs > 0);
+    this.#pool = live.filter((sandbox) => {
+      if (sandbox.runs > 0) return true;
+      if (keepIdle) {
+        keepIdle = false;
+        return true;
+      }
+      sandbox.isolate.dispose();
+      return false;
+    });
+    if (this.#pool.length > 1 && !this.#disposed) {
+      this.#trimTimer = setTimeout(() => this.#trimIdle(), IDLE_ISOLATE_MS);
+      this.#trimTimer.unref();
+    }
   }
 
   #retire(sandbox: Sandbox): void {
@@ -247,9 +325,11 @@ class IsolateHandler implements CompiledHandler {
     if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
   }
 
-  #releaseSandbox(): void {
-    if (this.#sandbox && !this.#sandbox.isolate.isDisposed) this.#sandbox.isolate.dispose();
-    this.#sandbox = undefined;
+  #releaseSandboxes(): void {
+    clearTimeout(this.#trimTimer);
+    this.#trimTimer = undefined;
+    for (const sandbox of this.#pool) if (!sandbox.isolate.isDisposed) sandbox.isolate.dispose();
+    this.#pool = [];
   }
 }
 
@@ -258,7 +338,7 @@ function openSandboxSync(code: string, limits: HandlerLimits): Sandbox {
   let opened = false;
   try {
     const script = compileOrExplain(() => isolate.compileScriptSync(code, { filename: HANDLER_FILENAME }));
-    const sandbox = { isolate, code: script, prelude: isolate.compileScriptSync(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }) };
+    const sandbox = { isolate, code: script, prelude: isolate.compileScriptSync(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }), runs: 0 };
     opened = true;
     return sandbox;
   } finally {
@@ -276,7 +356,7 @@ async function openSandbox(code: string, limits: HandlerLimits): Promise<Sandbox
       isolate.compileScript(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }),
     ]);
     opened = true;
-    return { isolate, code: script, prelude };
+    return { isolate, code: script, prelude, runs: 0 };
   } finally {
     if (!opened) isolate.dispose();
   }

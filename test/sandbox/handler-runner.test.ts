@@ -272,7 +272,8 @@ describe('handler errors', () => {
     ['200 MB of data made of one repeated string', `const s = 'y'.repeat(10000); return { status: 200, data: new Array(20000).fill(s) }`, 'data is larger than 16777216 characters of JSON'],
     ['one string over 16 Mi characters', `return { status: 200, data: { text: 'z'.repeat(17 * 1024 * 1024) } }`, 'data is larger than 16777216 characters of JSON'],
   ])('rejects a result with %s as HandlerResultError', async (_name, body, message) => {
-    const handler = compile(`async function handler() { ${body}; }`);
+    // A generous time limit: building and measuring these takes ~100 ms, more on a busy machine.
+    const handler = compile(`async function handler() { ${body}; }`, { timeoutMs: 5_000 });
     const error = await handler.run(request, new FakeDb()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HandlerResultError);
     expect((error as Error).message).toContain(`Handler result is invalid: ${message}`);
@@ -424,6 +425,42 @@ describe('concurrency and lifecycle', () => {
     );
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => ({ status: 200, data: { n: i, id: String(i) } })));
     expect(db.rows.size).toBe(20);
+  });
+
+  it('a run that loops until its time limit does not hold up or fail a run of the same handler beside it', async () => {
+    const handler = compile(
+      `async function handler(req, db) {
+        if (req.params.id === 'spin') while (true) {}
+        await db.findOne({});
+        return { status: 200, data: req.params.id };
+      }`,
+      { memoryMb: 32, timeoutMs: 1_000 },
+    );
+    const spinning = handler.run({ ...request, params: { id: 'spin' } }, new FakeDb());
+    spinning.catch(() => {});
+    await sleep(50);
+    const started = performance.now();
+    await expect(handler.run({ ...request, params: { id: 'beside' } }, new FakeDb())).resolves.toEqual({ status: 200, data: 'beside' });
+    // Well before the loop's time limit ends: the second run had an isolate of its own.
+    expect(performance.now() - started).toBeLessThan(500);
+    await expect(spinning).rejects.toThrow(HandlerTimeoutError);
+  });
+
+  it('a run that runs out of memory fails alone: a run of the same handler under way beside it answers', async () => {
+    const db = new FakeDb();
+    const slowDb = new FakeDb();
+    slowDb.findOne = () => sleep(400).then(() => ({ slow: true }));
+    const handler = compile(
+      `async function handler(req, db) {
+        if (req.params.id === 'bomb') { const hoard = []; for (let i = 0; ; i++) hoard.push('x'.repeat(1024) + i); }
+        return { status: 200, data: await db.findOne({}) };
+      }`,
+      { memoryMb: 16, timeoutMs: 5_000 },
+    );
+    const waiting = handler.run(request, slowDb);
+    await sleep(20);
+    await expect(handler.run({ ...request, params: { id: 'bomb' } }, db)).rejects.toThrow(HandlerMemoryError);
+    await expect(waiting).resolves.toEqual({ status: 200, data: { slow: true } });
   });
 
   it('queues a burst larger than the heap can hold at once instead of running out of memory', async () => {
