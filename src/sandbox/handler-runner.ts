@@ -294,7 +294,12 @@ class IsolateHandler implements CompiledHandler {
 
   #leave(sandbox: Sandbox): void {
     sandbox.runs--;
-    if (this.#pool.length > 1 && !this.#trimTimer && !this.#disposed) {
+    // A run its watchdog gave up on may open an isolate after dispose() released the rest.
+    if (this.#disposed) {
+      if (this.#inFlight === 0) this.#releaseSandboxes();
+      return;
+    }
+    if (this.#pool.length > 1 && !this.#trimTimer) {
       this.#trimTimer = setTimeout(() => this.#trimIdle(), IDLE_ISOLATE_MS);
       this.#trimTimer.unref();
     }
