@@ -411,6 +411,23 @@ describe('what each collection allows', () => {
     expect((await call('GET', base)).body.data.find((c: any) => c.name === 'users').count).toBeGreaterThan(0);
   });
 
+  it('a method no route takes is a 405 naming what this collection takes, and OPTIONS says the same', async () => {
+    const users = await call('PATCH', `${base}/users`, {});
+    expectError(users, 405, /Method PATCH is not allowed on \/api\/database\/collections\/users/);
+    expect(users.headers.get('allow')).toBe('GET, POST');
+    const logs = await call('PATCH', `${base}/logs`, {});
+    expectError(logs, 405);
+    expect(logs.headers.get('allow')).toBe('GET, DELETE');
+    const [entry] = (await call('GET', `${base}/logs?limit=1`)).body.data;
+    const doc = await call('POST', `${base}/logs/${entry._id}`, {});
+    expectError(doc, 405);
+    expect(doc.headers.get('allow')).toBe('GET, DELETE');
+    const options = await call('OPTIONS', `${base}/users`);
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('GET, POST');
+    expectError(await call('PATCH', `${base}/nothing-here`, {}), 404);
+  });
+
   it('logs are read, deleted and cleared, never created or edited (405)', async () => {
     const [entry] = (await call('GET', `${base}/logs?limit=1`)).body.data;
     expectError(await call('POST', `${base}/logs`, { action: 'forged', message: 'x' }), 405);

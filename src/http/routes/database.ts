@@ -1,4 +1,6 @@
 import type { Services } from '../container.ts';
+import { notFound } from '../../lib/errors.ts';
+import { notServed } from '../../runtime/error-response.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery, noInput, noQuery, readQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
@@ -37,4 +39,16 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
   router.delete('/database/collections/:name/:id', allowed, noInput, async (ctx) => {
     ok(ctx, await raw.delete(name(ctx), ctx.params.id as string, actor(ctx)));
   });
+  // Methods no route above serves: the router would name the methods any collection takes; this
+  // names what this one does (users cannot be cleared, logs cannot be created, ...). OPTIONS too.
+  const notServedHere = (which: 'collection' | 'document') => (ctx: DynContext) => {
+    const methods = raw.methods(name(ctx));
+    if (!methods) throw notFound(`Unknown collection "${name(ctx).slice(0, 64)}"`);
+    const answer = notServed(ctx.method, ctx.path, methods[which]);
+    ctx.status = answer.status;
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
+  };
+  router.all('/database/collections/:name', notServedHere('collection'));
+  router.all('/database/collections/:name/:id', notServedHere('document'));
 }

@@ -86,6 +86,12 @@ export class RawCollectionsService {
     return redact(adapter, deleted);
   }
 
+  /** What a collection's path and its documents' paths take (for `Allow`); null for an unknown collection. */
+  methods(name: string): { collection: string[]; document: string[] } | null {
+    const adapter = this.registry.get(name);
+    return adapter ? { collection: collectionMethods(adapter), document: documentMethods(adapter) } : null;
+  }
+
   async clear(name: string, actor: RawActor): Promise<number> {
     const adapter = this.adapter(name, actor.principal, 'write');
     if (!adapter.clear) throw notAllowed(adapter, 'DELETE', collectionMethods(adapter), `${name} cannot be cleared (only endpointdatas and logs can)`);
