@@ -300,7 +300,7 @@ class IsolateHandler implements CompiledHandler {
       return;
     }
     if (this.#pool.length > 1 && !this.#trimTimer) {
-      this.#trimTimer = setTimeout(() => this.#trimIdle(), IDLE_ISOLATE_MS);
+      this.#trimTimer = setTimeout(() => this.#trimIdle(), this.#limits.idleIsolateMs ?? IDLE_ISOLATE_MS);
       this.#trimTimer.unref();
     }
   }
@@ -320,7 +320,7 @@ class IsolateHandler implements CompiledHandler {
       return false;
     });
     if (this.#pool.length > 1 && !this.#disposed) {
-      this.#trimTimer = setTimeout(() => this.#trimIdle(), IDLE_ISOLATE_MS);
+      this.#trimTimer = setTimeout(() => this.#trimIdle(), this.#limits.idleIsolateMs ?? IDLE_ISOLATE_MS);
       this.#trimTimer.unref();
     }
   }

@@ -5,10 +5,12 @@
 
 /** Settings `handlerMemoryMb` (default 64) and `handlerTimeoutMs` (default 5000). */
 export interface HandlerLimits {
-  /** Heap limit of the handler's isolate, shared by its concurrent runs (isolated-vm minimum: 8). */
+  /** Heap limit of each of the handler's isolates, shared by the runs in it (isolated-vm minimum: 8). */
   memoryMb: number;
   /** Wall-clock budget of one run, including the time its db calls take. */
   timeoutMs: number;
+  /** How long an extra isolate stays unused before it is disposed (default 30 s). */
+  idleIsolateMs?: number;
 }
 
 /**

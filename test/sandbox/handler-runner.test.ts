@@ -12,6 +12,7 @@ import {
   type HandlerDb,
   type HandlerLimits,
   type HandlerRequest,
+  liveIsolateCount,
   MAX_PENDING_DB_CALLS,
 } from '../../src/sandbox/handler-runner.ts';
 
@@ -461,6 +462,33 @@ describe('concurrency and lifecycle', () => {
     await sleep(20);
     await expect(handler.run({ ...request, params: { id: 'bomb' } }, db)).rejects.toThrow(HandlerMemoryError);
     await expect(waiting).resolves.toEqual({ status: 200, data: { slow: true } });
+  });
+
+  it('opens isolates for overlapping runs, at most 4, and disposes the extra ones once they sit unused', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(100).then(() => ({}));
+    const handler = compile(`async function handler(req, db) { await db.findOne({}); return { status: 200, data: req.params.id }; }`, {
+      memoryMb: 32,
+      timeoutMs: 5_000,
+      idleIsolateMs: 300,
+    });
+    const before = liveIsolateCount();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, db)));
+    expect(results.map((result) => result.data)).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
+    // Compiling opened the first; three more for the overlapping runs (32 MB each: 128 MB of 256).
+    expect(liveIsolateCount()).toBe(before + 3);
+    await sleep(300 + 200);
+    expect(liveIsolateCount()).toBe(before);
+    await expect(handler.run({ ...request, params: { id: 'after' } }, db)).resolves.toEqual({ status: 200, data: 'after' });
+  });
+
+  it('a handler given 256 MB or more keeps one isolate, shared by overlapping runs', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(50).then(() => ({}));
+    const handler = compile(`async function handler(req, db) { await db.findOne({}); return { status: 200, data: req.params.id }; }`, { memoryMb: 256, timeoutMs: 5_000 });
+    const before = liveIsolateCount();
+    await Promise.all(Array.from({ length: 5 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, db)));
+    expect(liveIsolateCount()).toBe(before);
   });
 
   it('queues a burst larger than the heap can hold at once instead of running out of memory', async () => {
