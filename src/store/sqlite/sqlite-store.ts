@@ -108,7 +108,15 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
    * as soon as it is built, whoever built it.
    */
   let fieldIndexCache = { version: -1, byScope: new Map<string, Map<string, FieldIndex>>(), byName: new Map<string, FieldIndex & { collection: string }>() };
-  const loadFieldIndexes = (): typeof fieldIndexCache => {
+  let fieldIndexesCheckedAt = -Infinity;
+  const loadFieldIndexes = (fresh = false): typeof fieldIndexCache => {
+    // The pragma is a read transaction of its own (~10 µs under load, two per list request), so one
+    // check serves every query within a millisecond: an index another connection built is used from
+    // the next millisecond on (this connection's builds reset the cache), and a plan naming an index
+    // dropped meanwhile is planned again (`planned`). Either way the rows are the same.
+    const now = performance.now();
+    if (!fresh && fieldIndexCache.version !== -1 && now - fieldIndexesCheckedAt < 1) return fieldIndexCache;
+    fieldIndexesCheckedAt = now;
     const version = Number(prepare('PRAGMA schema_version').get()?.schema_version ?? 0);
     if (version === fieldIndexCache.version) return fieldIndexCache;
     const next = { version, byScope: new Map<string, Map<string, FieldIndex>>(), byName: new Map<string, FieldIndex & { collection: string }>() };
@@ -128,7 +136,8 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
   const uniqueFieldsOf = (name: string): UniqueIndex | undefined => {
     const fields = uniqueIndexFields.get(name);
     if (fields) return { fields };
-    const index = loadFieldIndexes().byName.get(name);
+    // Named by a constraint SQLite just enforced: an index built a moment ago elsewhere is looked up afresh.
+    const index = loadFieldIndexes().byName.get(name) ?? loadFieldIndexes(true).byName.get(name);
     return index?.unique ? { fields: [index.field], scope: index.scope, collection: index.collection } : undefined;
   };
 
@@ -808,7 +817,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
         byName.set(fieldIndexName(collection, index), index);
       }
       const reply = await builder.run(() => {
-        const existing = [...loadFieldIndexes().byName.values()].filter((index) => index.collection === collection && (!options.scopes || options.scopes.includes(index.scope)));
+        const existing = [...loadFieldIndexes(true).byName.values()].filter((index) => index.collection === collection && (!options.scopes || options.scopes.includes(index.scope)));
         return {
           drop: options.keep ? [] : existing.filter((index) => !byName.has(index.name)).map((index) => index.name),
           create: [...byName]
@@ -827,7 +836,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
     },
     async listFieldIndexes(collection: string): Promise<FieldIndexSpec[]> {
       collectionSpec(collection);
-      return [...loadFieldIndexes().byName.values()]
+      return [...loadFieldIndexes(true).byName.values()]
         .filter((index) => index.collection === collection)
         .map(({ scope, field, kind, unique }) => ({ scope, field, kind, unique }));
     },
