@@ -42,6 +42,8 @@ export interface DbBridgeOptions {
   onTimeout(error: unknown): void;
   /** Late code was not stopped by isolated-vm's timeout: the only remedy left is disposing the isolate. */
   retire(): void;
+  /** The run has answered and no call or delivery of it is under way any more: its isolate is quiet. */
+  onReleased?(): void;
 }
 
 export interface DbBridge {
@@ -84,6 +86,7 @@ export function openDbBridge(db: HandlerDb, options: DbBridgeOptions): DbBridge 
         // already released with its isolate
       }
     }
+    options.onReleased?.();
   };
 
   const send = (id: number, reply: DbReply): void => {

@@ -13,7 +13,9 @@
  *                      isolates stay within ISOLATE_POOL_MB together). So a run that loops until its time
  *                      limit or runs out of memory takes down only its own isolate, not the runs beside
  *                      it. Past that, runs share the least busy isolate (and its heap, hence a cap on
- *                      how many execute in one), and extra isolates left idle are disposed after a while.
+ *                      how many execute in one). An isolate is busy while a run uses it and while an
+ *                      answered run's db calls may still resume code in it (a call it did not await).
+ *                      An isolate idle for IDLE_ISOLATE_MS is disposed, except the last one.
  *   dispose          → the isolates are disposed once in-flight runs have settled.
  *
  * Limits:
@@ -69,7 +71,7 @@ const MB_PER_RUN = 4;
 const MAX_ISOLATES = 4;
 /** ...and at most this much memory limit across them (a handler given 256 MB or more has one isolate). */
 const ISOLATE_POOL_MB = 256;
-/** An extra isolate idle this long is disposed; the first one stays. */
+/** An isolate idle this long is disposed, unless it is the handler's last one. */
 const IDLE_ISOLATE_MS = 30_000;
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
@@ -115,6 +117,15 @@ interface Sandbox {
   retiredForTimeout?: boolean;
   /** Runs currently using this isolate. */
   runs: number;
+  /** Answered runs whose db calls may still resume code here (see db-bridge.ts). */
+  lingering: number;
+  /** When runs and lingering last dropped to 0 (performance.now() clock). */
+  idleSince: number;
+}
+
+/** How much is going on in an isolate: a lingering run is cheap but still shares its thread. */
+function load(sandbox: Sandbox): number {
+  return sandbox.runs + sandbox.lingering;
 }
 
 /** What the watchdog and the run it guards share. */
@@ -186,7 +197,7 @@ class IsolateHandler implements CompiledHandler {
     try {
       // The watchdog may have fired while this run waited; it must not start after being reported.
       if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
-      const sandbox = await this.#acquire();
+      const sandbox = await this.#acquire(state);
       try {
         if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
         state.sandbox = sandbox;
@@ -207,7 +218,17 @@ class IsolateHandler implements CompiledHandler {
       stop = reject;
     });
     stopped.catch(() => {});
-    const bridge = openDbBridge(db, { deadline, timeoutMs: this.#limits.timeoutMs, onTimeout: stop, retire: () => this.#retire(sandbox) });
+    const bridge = openDbBridge(db, {
+      deadline,
+      timeoutMs: this.#limits.timeoutMs,
+      onTimeout: stop,
+      retire: () => this.#retire(sandbox),
+      onReleased: () => {
+        sandbox.lingering--;
+        this.#quieted(sandbox);
+      },
+    });
+    sandbox.lingering++;
     let context: ivm.Context | undefined;
     let setup: ivm.Reference | undefined;
     let ports: ivm.Reference | undefined;
@@ -255,12 +276,14 @@ class IsolateHandler implements CompiledHandler {
   }
 
   /** An isolate for one run, counted as used by it (`runs`) until `#leave`. */
-  async #acquire(): Promise<Sandbox> {
+  async #acquire(state: RunState): Promise<Sandbox> {
     for (;;) {
+      if (state.expired) throw new HandlerTimeoutError('Handler run expired before it started');
+      if (this.#disposed) throw new Error('This compiled handler has been disposed');
       this.#pool = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
       let least: Sandbox | undefined;
-      for (const sandbox of this.#pool) if (!least || sandbox.runs < least.runs) least = sandbox;
-      if (least?.runs === 0) return this.#enter(least);
+      for (const sandbox of this.#pool) if (!least || load(sandbox) < load(least)) least = sandbox;
+      if (least && load(least) === 0) return this.#enter(least);
       if (this.#pool.length + this.#openings.size < this.#maxIsolates) return await this.#open();
       if (least && (least.runs < this.#runsPerIsolate || this.#openings.size === 0)) return this.#enter(least);
       // Every isolate is full and the rest are still opening: look again once one has.
@@ -299,30 +322,47 @@ class IsolateHandler implements CompiledHandler {
       if (this.#inFlight === 0) this.#releaseSandboxes();
       return;
     }
-    if (this.#pool.length > 1 && !this.#trimTimer) {
-      this.#trimTimer = setTimeout(() => this.#trimIdle(), this.#limits.idleIsolateMs ?? IDLE_ISOLATE_MS);
-      this.#trimTimer.unref();
-    }
+    this.#quieted(sandbox);
   }
 
-  /** Disposes the extra isolates nobody is using (one stays, so a quiet handler answers without opening one). */
+  /** Notes when an isolate fell idle, and makes sure someone comes back to dispose it if it stays so. */
+  #quieted(sandbox: Sandbox): void {
+    if (load(sandbox) > 0 || this.#disposed) return;
+    sandbox.idleSince = performance.now();
+    if (this.#pool.length > 1 && !this.#trimTimer) this.#scheduleTrim(this.#idleMs());
+  }
+
+  #idleMs(): number {
+    return this.#limits.idleIsolateMs ?? IDLE_ISOLATE_MS;
+  }
+
+  #scheduleTrim(delayMs: number): void {
+    this.#trimTimer = setTimeout(() => this.#trimIdle(), Math.max(1, delayMs));
+    this.#trimTimer.unref();
+  }
+
+  /**
+   * Disposes the isolates idle for idleIsolateMs, keeping at least one live isolate, so a quiet
+   * handler still answers without opening one; the one kept is the most recently used.
+   */
   #trimIdle(): void {
     this.#trimTimer = undefined;
-    const live = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
-    let keepIdle = !live.some((sandbox) => sandbox.runs > 0);
-    this.#pool = live.filter((sandbox) => {
-      if (sandbox.runs > 0) return true;
-      if (keepIdle) {
-        keepIdle = false;
-        return true;
-      }
+    if (this.#disposed) return;
+    const now = performance.now();
+    const idleMs = this.#idleMs();
+    this.#pool = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
+    const expired = this.#pool.filter((sandbox) => load(sandbox) === 0 && now - sandbox.idleSince >= idleMs).sort((a, b) => a.idleSince - b.idleSince);
+    let live = this.#pool.length;
+    for (const sandbox of expired) {
+      if (live <= 1) break;
       sandbox.isolate.dispose();
-      return false;
-    });
-    if (this.#pool.length > 1 && !this.#disposed) {
-      this.#trimTimer = setTimeout(() => this.#trimIdle(), this.#limits.idleIsolateMs ?? IDLE_ISOLATE_MS);
-      this.#trimTimer.unref();
+      live--;
     }
+    this.#pool = this.#pool.filter((sandbox) => !sandbox.isolate.isDisposed);
+    if (this.#pool.length <= 1) return;
+    // Come back when the next idle one is due; a busy one reschedules through #quieted when it idles.
+    const idleSinces = this.#pool.filter((sandbox) => load(sandbox) === 0).map((sandbox) => sandbox.idleSince);
+    if (idleSinces.length > 0) this.#scheduleTrim(Math.min(...idleSinces) + idleMs - now);
   }
 
   #retire(sandbox: Sandbox): void {
@@ -343,7 +383,8 @@ function openSandboxSync(code: string, limits: HandlerLimits): Sandbox {
   let opened = false;
   try {
     const script = compileOrExplain(() => isolate.compileScriptSync(code, { filename: HANDLER_FILENAME }));
-    const sandbox = { isolate, code: script, prelude: isolate.compileScriptSync(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }), runs: 0 };
+    const prelude = isolate.compileScriptSync(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME });
+    const sandbox = { isolate, code: script, prelude, runs: 0, lingering: 0, idleSince: performance.now() };
     opened = true;
     return sandbox;
   } finally {
@@ -361,7 +402,7 @@ async function openSandbox(code: string, limits: HandlerLimits): Promise<Sandbox
       isolate.compileScript(PRELUDE_SOURCE, { filename: PRELUDE_FILENAME }),
     ]);
     opened = true;
-    return { isolate, code: script, prelude, runs: 0 };
+    return { isolate, code: script, prelude, runs: 0, lingering: 0, idleSince: performance.now() };
   } finally {
     if (!opened) isolate.dispose();
   }

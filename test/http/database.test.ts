@@ -414,17 +414,20 @@ describe('what each collection allows', () => {
   it('a method no route takes is a 405 naming what this collection takes, and OPTIONS says the same', async () => {
     const users = await call('PATCH', `${base}/users`, {});
     expectError(users, 405, /Method PATCH is not allowed on \/api\/database\/collections\/users/);
-    expect(users.headers.get('allow')).toBe('GET, POST');
+    expect(users.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
     const logs = await call('PATCH', `${base}/logs`, {});
     expectError(logs, 405);
-    expect(logs.headers.get('allow')).toBe('GET, DELETE');
+    expect(logs.headers.get('allow')).toBe('GET, HEAD, DELETE, OPTIONS');
     const [entry] = (await call('GET', `${base}/logs?limit=1`)).body.data;
     const doc = await call('POST', `${base}/logs/${entry._id}`, {});
     expectError(doc, 405);
-    expect(doc.headers.get('allow')).toBe('GET, DELETE');
+    expect(doc.headers.get('allow')).toBe('GET, HEAD, DELETE, OPTIONS');
     const options = await call('OPTIONS', `${base}/users`);
     expect(options.status).toBe(204);
-    expect(options.headers.get('allow')).toBe('GET, POST');
+    expect(options.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+    // HEAD, as Allow says, answers as GET would without a body.
+    const head = await call('HEAD', `${base}/users`);
+    expect(head.status).toBe(200);
     expectError(await call('PATCH', `${base}/nothing-here`, {}), 404);
   });
 

@@ -482,6 +482,44 @@ describe('concurrency and lifecycle', () => {
     await expect(handler.run({ ...request, params: { id: 'after' } }, db)).resolves.toEqual({ status: 200, data: 'after' });
   });
 
+  it('disposes an extra isolate only once it has sat unused for idleIsolateMs, counted from its last run', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(100).then(() => ({}));
+    const handler = compile(`async function handler(req, db) { await db.findOne({}); return { status: 200, data: req.params.id }; }`, {
+      memoryMb: 32,
+      timeoutMs: 5_000,
+      idleIsolateMs: 600,
+    });
+    const before = liveIsolateCount();
+    const burst = (): Promise<unknown> => Promise.all(Array.from({ length: 4 }, (_, i) => handler.run({ ...request, params: { id: String(i) } }, db)));
+    await burst();
+    expect(liveIsolateCount()).toBe(before + 3);
+    // The four are used again before they are due; their idle time starts over when this burst ends.
+    await sleep(400);
+    await burst();
+    await sleep(300);
+    expect(liveIsolateCount()).toBe(before + 3);
+    await sleep(700);
+    expect(liveIsolateCount()).toBe(before);
+  });
+
+  it('does not give a new run the isolate where an answered run left a db call under way', async () => {
+    const db = new FakeDb();
+    db.findOne = () => sleep(300).then(() => ({}));
+    const handler = compile(
+      `async function handler(req, db) {
+        if (req.params.id === 'linger') db.findOne({}).then(() => {});
+        return { status: 200, data: req.params.id };
+      }`,
+      { memoryMb: 32, timeoutMs: 2_000 },
+    );
+    const before = liveIsolateCount();
+    expect(await handler.run({ ...request, params: { id: 'linger' } }, db)).toEqual({ status: 200, data: 'linger' });
+    // The first isolate may still run the continuation: the next run opens one of its own.
+    expect(await handler.run({ ...request, params: { id: 'next' } }, db)).toEqual({ status: 200, data: 'next' });
+    expect(liveIsolateCount()).toBe(before + 1);
+  });
+
   it('a handler given 256 MB or more keeps one isolate, shared by overlapping runs', async () => {
     const db = new FakeDb();
     db.findOne = () => sleep(50).then(() => ({}));

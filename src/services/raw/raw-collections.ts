@@ -214,8 +214,8 @@ function redact(adapter: RawAdapter, doc: Doc): Doc {
   return out;
 }
 
-const collectionMethods = (adapter: RawAdapter): string[] => ['GET', ...(adapter.create ? ['POST'] : []), ...(adapter.clear ? ['DELETE'] : [])];
-const documentMethods = (adapter: RawAdapter): string[] => ['GET', ...(adapter.replace ? ['PUT'] : []), ...(adapter.delete ? ['DELETE'] : [])];
+const collectionMethods = (adapter: RawAdapter): string[] => ['GET', 'HEAD', ...(adapter.create ? ['POST'] : []), ...(adapter.clear ? ['DELETE'] : []), 'OPTIONS'];
+const documentMethods = (adapter: RawAdapter): string[] => ['GET', 'HEAD', ...(adapter.replace ? ['PUT'] : []), ...(adapter.delete ? ['DELETE'] : []), 'OPTIONS'];
 
 function notAllowed(adapter: RawAdapter, method: string, allowed: string[], message = `${method} is not allowed on ${adapter.name}`): AppError {
   return new AppError(405, message, { headers: { Allow: allowed.join(', ') } });
