@@ -13,6 +13,9 @@
 // and of two operations with the same method there, the one the engine serves is described.
 // A field is described as indexed or unique when any definition of its path says so (the
 // path's indexes are the union over its definitions), whichever definition is described.
+// Responses: a CRUD operation has its one success status (201 for POST, else 200); a handler
+// chooses its own, so its operations have the ranges `2XX` and `3XX` (`{success: true, data}`),
+// the bodyless 204, 205 and 304 apart, and the handler's failures as `default`.
 import type { PathPattern } from '../lib/paths.ts';
 import type { EndpointSchema, JsonSchema } from '../model/field-types/index.ts';
 import { withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
@@ -62,11 +65,18 @@ const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       success: { type: 'boolean', enum: [false] },
       error: { type: 'string' },
       details: { type: 'array', items: ref('schemas', 'ErrorDetail'), description: 'one entry per failing field (validation failures)' },
+      data: { description: 'a JavaScript handler\'s answer of 400 or more: the object (or array) it returned as data' },
     },
     required: ['success', 'error'],
   },
 };
 
+/** The success envelope around `data`; `meta` on lists. */
+const envelope = (data: JsonSchema, list: boolean): JsonSchema => ({
+  type: 'object',
+  properties: { success: { type: 'boolean', enum: [true] }, data, ...(list ? { meta: ref('schemas', 'Meta') } : {}) },
+  required: ['success', 'data', ...(list ? ['meta'] : [])],
+});
 const failure = (description: string) => ({ description, content: json(ref('schemas', 'Failure')) });
 const COMPONENT_RESPONSES = {
   BadRequest: failure('Invalid input: the body fails the schema (details name each field), or a query parameter is wrong'),
@@ -74,6 +84,23 @@ const COMPONENT_RESPONSES = {
   Forbidden: failure('Network access rules deny the caller (`Forbidden: network access denied`), or the caller is not in an allowed group'),
   NotFound: failure('No record with this id'),
   Failure: failure('Any other failure (conflict, server error, database unavailable)'),
+  // A handler answers {status, data} with any status from 200 to 599 (runtime/engine.ts runHandler):
+  // below 400 the engine sends `{success: true, data}` (data null when the handler gave none),
+  // except for the statuses sent without a body; from 400 on `{success: false, error, data?}`.
+  HandlerSuccess: {
+    description: 'The JavaScript handler\'s answer with a status below 400, the status it chose (`201`, `202`, …): `{success: true, data}`, data being the JSON the handler returned (null when none)',
+    content: json(envelope({ description: 'whatever JSON the handler returned as data' }, false)),
+  },
+  HandlerNoContent: { description: 'The handler answered 204, 205 or 304: sent without a body (its data is dropped)' },
+  HandlerFailure: failure('The handler answered 400 or more (`error` from its `data.error` or a string `data`; an object `data` is passed along as `data`), a `db` write it let through clashed on a unique field (409), or it threw, ran out of time or memory, or returned an invalid result (500)'),
+};
+/** A handler's success responses: ranges, and the statuses in them that have no body (explicit codes win over a range). */
+const HANDLER_SUCCESS = {
+  '2XX': ref('responses', 'HandlerSuccess'),
+  '204': ref('responses', 'HandlerNoContent'),
+  '205': ref('responses', 'HandlerNoContent'),
+  '3XX': ref('responses', 'HandlerSuccess'),
+  '304': ref('responses', 'HandlerNoContent'),
 };
 
 const SECURITY_SCHEMES = {
@@ -219,7 +246,7 @@ function operationOf(planned: PlannedOperation, share: ShareFilterSchema): Recor
 const INFO = {
   title: 'dyn dynamic endpoints',
   version: '1',
-  description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`.',
+  description: 'Endpoints defined at runtime. Success responses are `{success: true, data, meta?}`; failures are `{success: false, error, details?}`. An endpoint served by a JavaScript handler answers the status the handler chose (any `2XX` or `3XX`, with `{success: true, data}`; 204, 205 and 304 without a body) and fails with `{success: false, error, data?}`.',
 };
 
 /**
@@ -339,7 +366,7 @@ function pathParameters(pattern: PathPattern, idName: string | null, handler: bo
   const params: unknown[] = pattern.paramNames.map((name, i) => ({ name: names[i] ?? name, in: 'path', required: true, schema: { type: 'string' }, description: 'path parameter' }));
   if (idName) {
     const name = names[pattern.paramNames.length] ?? idName;
-    params.push({ name, in: 'path', required: true, ...(handler ? { schema: { type: 'string' }, description: 'passed to the handler as params.id' } : { schema: RECORD_ID_SCHEMA, description: 'record id' }) });
+    params.push({ name, in: 'path', required: true, ...(handler ? { schema: { type: 'string' }, description: idName === 'id' ? 'passed to the handler as recordId and params.id' : 'passed to the handler as recordId' } : { schema: RECORD_ID_SCHEMA, description: 'record id' }) });
   }
   return params;
 }
@@ -388,21 +415,19 @@ function requestBodies(endpoint: CompiledEndpoint, fields: EndpointSchema, name:
 
 function responses(endpoint: CompiledEndpoint, fields: EndpointSchema, name: string, item: boolean): Record<string, unknown> {
   const doc = endpoint.doc;
-  const errors: Record<string, unknown> = {
+  const access = {
     '400': ref('responses', 'BadRequest'),
     ...(doc.accessType !== 'public' ? { '401': ref('responses', 'Unauthorized') } : {}),
     '403': ref('responses', 'Forbidden'),
+  };
+  // The handler picks the status: no fixed 200 or 201, and no 404 of the engine's own (it looks
+  // up no record for a handler); whatever else the handler answers is its failure (`default`).
+  if (doc.handler.enabled) return { ...HANDLER_SUCCESS, ...access, default: ref('responses', 'HandlerFailure') };
+  const errors: Record<string, unknown> = {
+    ...access,
     ...(item ? { '404': ref('responses', 'NotFound') } : {}),
     default: ref('responses', 'Failure'),
   };
-  const envelope = (data: JsonSchema, list: boolean) => ({
-    type: 'object',
-    properties: { success: { type: 'boolean', enum: [true] }, data, ...(list ? { meta: ref('schemas', 'Meta') } : {}) },
-    required: ['success', 'data', ...(list ? ['meta'] : [])],
-  });
-  if (doc.handler.enabled) {
-    return { '200': { description: 'What the endpoint\'s JavaScript handler returns (its status and data)', content: json(envelope({}, false)) }, ...errors };
-  }
   const record = ref('schemas', `${name}_record`);
   if (['POST', 'PUT', 'PATCH'].includes(doc.method)) {
     const unique = Object.entries(fields).filter(([, def]) => def.unique === true).map(([field]) => field);

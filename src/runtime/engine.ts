@@ -392,7 +392,8 @@ export class Engine {
       {
         method: request.method.toUpperCase(),
         path: request.path,
-        params: { ...match.params, ...(match.id !== null ? { id: match.id } : {}) },
+        params: match.id === null || 'id' in match.params ? match.params : { ...match.params, id: match.id },
+        recordId: match.id,
         query: Object.fromEntries(Object.entries(request.query).filter((e): e is [string, string | string[]] => e[1] !== undefined)),
         body: body ?? null,
         user: principal?.kind === 'user' ? { id: principal.userId, login: principal.login, groupIds: principal.groupIds } : null,

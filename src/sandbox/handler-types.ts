@@ -36,7 +36,10 @@ export interface HandlerUser {
 export interface HandlerRequest {
   method: string;
   path: string;
+  /** The path's `:params`, plus `id` = the record id on an item route unless the path has an `:id` of its own. */
   params: Record<string, string>;
+  /** The record id of an item route (`M P/:id`), null on `M P`. */
+  recordId: string | null;
   query: Record<string, string | string[]>;
   body: unknown;
   user: HandlerUser | null;

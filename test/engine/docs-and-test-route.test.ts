@@ -424,6 +424,21 @@ describe('POST /api/endpoints/:id/test', () => {
     expect(byKey.body.data.status).toBe(200);
   });
 
+  it('a body no JSON request could carry (a number, a string, true, null) is a 400 and nothing is counted', async () => {
+    const post = await define({ method: 'POST', schema: { title: { type: 'string' } } });
+    for (const body of [42, 'x', true, null]) {
+      const res = await runTest(post._id, { body });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toEqual({ success: false, error: 'Invalid request body: body must be a JSON object or array', details: [{ field: 'body', message: 'must be a JSON object or array' }] });
+    }
+    // An array is JSON a live call can send: the endpoint answers it (its own 400), as live.
+    const array = await runTest(post._id, { body: [1] });
+    expect(array.body.data).toMatchObject({ status: 400, body: { success: false, error: 'Invalid record: the body must be a JSON object' } });
+    await vi.waitFor(async () => expect((await t.api('GET', `/api/endpoints/${post._id}`, { token: admin })).body.data.callCount).toBe(1), { timeout: 5000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await t.api('GET', `/api/endpoints/${post._id}`, { token: admin })).body.data.callCount).toBe(1);
+  });
+
   it('test calls are counted and audited like live calls', async () => {
     const get = await define({ method: 'GET' });
     for (let i = 0; i < 3; i++) expect((await runTest(get._id)).body.data.status).toBe(200);

@@ -185,6 +185,17 @@ describe('the endpoint groups API', () => {
     expect((await t.api('GET', `/api/endpoints/${group._id}`, { token: admin })).status).toBe(404);
     const endpoint = await createEndpoint();
     expect((await t.api('GET', `/api/endpoints/groups/${endpoint._id}`, { token: admin })).status).toBe(404);
+    // The list takes GET and POST: other methods are a 405 naming them, not an endpoint's 404.
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const res = await t.api(method, '/api/endpoints/groups', { token: admin, ...(method === 'DELETE' ? {} : { body: { name: 'x' } }) });
+      expect(res.status, `${method}: ${res.text}`).toBe(405);
+      expect(res.body).toEqual({ success: false, error: `Method ${method} is not allowed on /api/endpoints/groups` });
+      expect(res.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+    }
+    const options = await t.api('OPTIONS', '/api/endpoints/groups', { token: admin });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+    expect((await t.api('HEAD', '/api/endpoints/groups', { token: admin })).status).toBe(200);
   });
 });
 

@@ -115,7 +115,19 @@ describe('results and the request object', () => {
       user: null,
     });
     expect(item.body.data.headers).not.toHaveProperty('x-api-key');
+    expect(item.body.data.recordId).toBe('rec-42');
     expect(item.text).not.toContain('not-a-real-key');
+    expect(signedIn.body.data.recordId).toBeNull();
+  });
+
+  it("keeps a path's own :id apart from the record id", async () => {
+    const echo = `async function handler(req) { return { status: 200, data: { params: req.params, recordId: req.recordId } }; }`;
+    await defineHandler('/api/h/own-id/:id', echo);
+    const item = await t.api('GET', '/api/h/own-id/abc/def');
+    expect(item.status, item.text).toBe(200);
+    expect(item.body.data).toEqual({ params: { id: 'abc' }, recordId: 'def' });
+    const collection = await t.api('GET', '/api/h/own-id/abc');
+    expect(collection.body.data).toEqual({ params: { id: 'abc' }, recordId: null });
   });
 });
 

@@ -182,6 +182,21 @@ describe('with the SDK client', () => {
     await expect(client.readResource({ uri: 'https://example.com/' })).rejects.toThrow(/Resource not found/);
   });
 
+  it("names each tool like its endpoint's OpenAPI operation, without the _by_id of an item route", async () => {
+    await define({ method: 'PUT', path: '/api/shops/:shopId/items', accessType: 'authenticated', schema: { label: { type: 'string' } } });
+    const client = await connect({ authorization: `Bearer ${admin}` });
+    const tools = (await client.listTools()).tools.map((tool) => tool.name);
+    const read = await client.readResource({ uri: 'openapi://dyn/openapi.json' });
+    const doc = JSON.parse((read.contents[0] as { text: string }).text);
+    const operationIds = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((methods) => Object.values(methods).map((op) => op.operationId));
+    expect(operationIds).toContain('put_api_shops_shopId_items_by_id');
+    expect(tools).toContain('put_api_shops_shopId_items');
+    for (const tool of tools) expect(operationIds.filter((id) => id === tool || id === `${tool}_by_id`).length, tool).toBeGreaterThan(0);
+    // The document leaves out no tool; it lists get_api_walled_things, whose network rules keep
+    // this caller (127.0.0.1) from calling it as a tool.
+    for (const id of operationIds.filter((id) => !id.startsWith('get_api_walled_things'))) expect(tools, id).toContain(id.replace(/_by_id$/, ''));
+  });
+
   it('writes an mcp_call audit entry per call', async () => {
     const client = await connect({ authorization: `Bearer ${member.token}` });
     await client.callTool({ name: 'get_api_staff_notes', arguments: {} });

@@ -22,6 +22,7 @@ const request: HandlerRequest = {
   method: 'POST',
   path: '/orders/42',
   params: { id: '42' },
+  recordId: '42',
   query: { tag: ['a', 'b'], page: '2' },
   body: { items: [{ sku: 'x', qty: 2 }] },
   user: { id: 'u1', login: 'ada', groupIds: ['g1'] },

@@ -1,9 +1,8 @@
 import type { Services } from '../container.ts';
 import { notFound } from '../../lib/errors.ts';
-import { notServed } from '../../runtime/error-response.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
 import { listQuery, noInput, noQuery, readQuery } from '../query.ts';
-import { ok, paged } from '../respond.ts';
+import { notAllowed, ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { RawActor } from '../../services/raw/adapter.ts';
 import type { ApiRouter } from './router.ts';
@@ -44,10 +43,7 @@ export function databaseRoutes(router: ApiRouter, services: Services): void {
   const notServedHere = (which: 'collection' | 'document') => (ctx: DynContext) => {
     const methods = raw.methods(name(ctx));
     if (!methods) throw notFound(`Unknown collection "${name(ctx).slice(0, 64)}"`);
-    const answer = notServed(ctx.method, ctx.path, methods[which]);
-    ctx.status = answer.status;
-    ctx.set(answer.headers);
-    ctx.body = answer.body;
+    notAllowed(ctx, methods[which]);
   };
   router.all('/database/collections/:name', notServedHere('collection'));
   router.all('/database/collections/:name/:id', notServedHere('document'));

@@ -7,7 +7,7 @@ import type { Services } from '../container.ts';
 import { publicEndpointGroup } from '../../services/endpoint-groups.ts';
 import { requireActor, requireAny } from '../middleware/require-permission.ts';
 import { listQuery, noInput, noQuery } from '../query.ts';
-import { ok, paged } from '../respond.ts';
+import { notAllowed, ok, paged } from '../respond.ts';
 import type { ApiRouter } from './router.ts';
 
 interface TestInput {
@@ -61,6 +61,10 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
     const group = await services.endpointGroups.delete(ctx.params.id as string, requireActor(ctx));
     ok(ctx, publicEndpointGroup(group));
   });
+  // Any other method on the group list would reach `/endpoints/:id` (PUT/DELETE of an endpoint
+  // with the id "groups", a 404) and the router would name those methods in Allow: answer for
+  // the list itself instead, OPTIONS included.
+  router.all('/endpoints/groups', (ctx) => notAllowed(ctx, ['GET', 'HEAD', 'POST', 'OPTIONS']));
 
   router.get('/endpoints', read, async (ctx) => {
     const query = listQuery(ctx, { defaultLimit: 50, extra: ['groupId'] });
@@ -108,6 +112,11 @@ export function endpointRoutes(router: ApiRouter, services: Services): void {
   // skipped unless applyNetworkAccess), as the calling user, and reports what happened.
   router.post('/endpoints/:id/test', write, noQuery, async (ctx) => {
     const input = validateTest(ctx.request.body ?? {});
+    // Only what a JSON request can carry (the JSON parser refuses a bare scalar), so a test is
+    // never counted or audited for a body no live call could have sent.
+    if (input.body !== undefined && (typeof input.body !== 'object' || input.body === null)) {
+      throw badRequest('Invalid request body: body must be a JSON object or array', [{ field: 'body', message: 'must be a JSON object or array' }]);
+    }
     const doc = await services.endpoints.get(ctx.params.id as string);
     if (doc.isSystem) throw badRequest('System endpoints are platform routes: call them directly');
     if (input.clientIp !== undefined && isIP(input.clientIp) === 0) throw badRequest('Invalid request body: clientIp must be an IP address', [{ field: 'clientIp', message: 'must be an IP address' }]);
