@@ -162,8 +162,61 @@ export function scheduleProblem(schedule: string): string | null {
   const fields = schedule.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) return `expected 5 fields (or 6 with seconds first) but got ${fields.length}`;
   const result = cron.validateDetailed(fields.join(' '));
-  if (result.valid) return null;
-  return result.errors.map((error) => error.message.replace(' a invalid ', ' an invalid ')).join('; ');
+  // node-cron calls a day of month no month of the schedule has (`30 2`) impossible; with the days
+  // taken either way (`0 9 30 2 MON`) the day of week still runs.
+  const either = daysEitherWay(schedule);
+  const errors = result.errors.filter((error) => !(either && error.field === 'dayOfMonth' && error.message.includes('impossible')));
+  if (errors.length === 0) return null;
+  return errors.map((error) => error.message.replace(' a invalid ', ' an invalid ')).join('; ');
+}
+
+// Day of month and day of week, as crontab (Vixie cron, cronie, POSIX) reads them: when both are
+// restricted, a day matching either runs (`0 9 1 * MON`: 09:00 on the 1st of every month and on every
+// Monday); when either is unrestricted, a day must match both. A field is unrestricted when it starts
+// with `*` (`*`, and `*/2` as in Vixie cron) or is `?`. node-cron always wants both, so a schedule
+// whose days go either way is given to node-cron with both day fields `*` (firingSchedule), and a
+// fire runs only on a day matchesDayFields accepts; nextRunOf agrees.
+
+/** Whether the schedule's day-of-month and day-of-week fields are both restricted (so either runs). */
+export function daysEitherWay(schedule: string): boolean {
+  const fields = schedule.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) return false;
+  const restricted = (field: string) => !/^[*?]/.test(field);
+  return restricted(fields[fields.length - 3]!) && restricted(fields[fields.length - 1]!);
+}
+
+/** The schedule with its day of month and/or day of week replaced (undefined: kept). */
+function withDays(schedule: string, dayOfMonth: string | undefined, dayOfWeek: string | undefined): string {
+  const fields = schedule.trim().split(/\s+/);
+  if (dayOfMonth !== undefined) fields[fields.length - 3] = dayOfMonth;
+  if (dayOfWeek !== undefined) fields[fields.length - 1] = dayOfWeek;
+  return fields.join(' ');
+}
+
+/** What node-cron is to fire: the schedule, or with both day fields `*` when its days go either way. */
+export function firingSchedule(schedule: string): string {
+  return daysEitherWay(schedule) ? withDays(schedule, '*', '*') : schedule;
+}
+
+/** Whether `expression` matches `date` read in `timezone`, by node-cron's own reading of each field. */
+function matchesAt(expression: string, date: Date, timezone: string): boolean {
+  const task = cron.createTask(expression, () => undefined, { timezone });
+  try {
+    return task.match(date);
+  } finally {
+    void task.destroy();
+  }
+}
+
+/**
+ * Whether the day `date` falls on in `timezone` is one the (valid) schedule runs on, by its
+ * day-of-month and day-of-week fields only: either of them when both are restricted, else both.
+ */
+export function matchesDayFields(schedule: string, date: Date, timezone: string): boolean {
+  const fields = schedule.trim().split(/\s+/);
+  const dayOfMonth = matchesAt(`* * * ${fields[fields.length - 3]} * *`, date, timezone);
+  const dayOfWeek = matchesAt(`* * * * * ${fields[fields.length - 1]}`, date, timezone);
+  return daysEitherWay(schedule) ? dayOfMonth || dayOfWeek : dayOfMonth && dayOfWeek;
 }
 
 /** What a `timezone` must be, as a 400 and a project problem say. */
@@ -179,16 +232,33 @@ export function isTimezone(timezone: string): boolean {
   }
 }
 
-/** The next fire time after now, or null (also for a schedule that no longer parses). */
+/**
+ * The next time after now the job runs, or null (also for a schedule that no longer parses). With
+ * the days taken either way, the earlier of the next runs by day of month and by day of week.
+ */
 export function nextRunOf(schedule: string, timezone: string): Date | null {
+  if (scheduleProblem(schedule) !== null) return null;
+  const variants = daysEitherWay(schedule) ? [withDays(schedule, undefined, '*'), withDays(schedule, '*', undefined)] : [schedule];
+  let next: Date | null = null;
+  for (const variant of variants) {
+    const at = firstRunOf(variant, timezone);
+    if (at && (!next || at < next)) next = at;
+  }
+  return next;
+}
+
+/** node-cron's next fire time of `expression` after now, or null (none, or it does not parse). */
+function firstRunOf(expression: string, timezone: string): Date | null {
   let task;
   try {
-    task = cron.createTask(schedule, () => undefined, { timezone });
+    task = cron.createTask(expression, () => undefined, { timezone });
   } catch {
     return null;
   }
   try {
     return task.getNextRuns(1)[0] ?? null;
+  } catch {
+    return null;
   } finally {
     void task.destroy();
   }

@@ -6,10 +6,15 @@
 // Once across instances: every instance fires every job; each fire first claims (jobId, fire time)
 // in the store (see CronRunsService.claim), and only the instance that wins runs it. Fires missed
 // while no instance was running are skipped, not replayed: node-cron schedules from now on.
+//
+// Days as crontab reads them: when a schedule restricts both the day of month and the day of week,
+// a day matching either runs, where node-cron wants both. Such a job's task fires with both day
+// fields `*` (firingSchedule), and a fire on a day matching neither is dropped before the claim
+// (matchesDayFields, in the job's time zone). See the note in model/cron-job.ts.
 import { randomUUID } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../../lib/logger.ts';
-import type { CronJobDoc } from '../../model/cron-job.ts';
+import { daysEitherWay, firingSchedule, matchesDayFields, scheduleProblem, type CronJobDoc } from '../../model/cron-job.ts';
 import type { CronJobsService } from '../../services/cron-jobs.ts';
 import type { CronRunsService } from '../../services/cron-runs.ts';
 import type { CronJobRunner } from './job-runner.ts';
@@ -96,8 +101,13 @@ export class CronScheduler {
 
   private schedule(job: CronJobDoc): void {
     try {
-      const task = cron.createTask(job.schedule, (context) => this.fire(job._id, context.date), {
-        timezone: job.timezone,
+      const problem = scheduleProblem(job.schedule);
+      if (problem) throw new Error(problem);
+      const { schedule, timezone } = job;
+      // Days either way: the task fires every day (firingSchedule), and runs on the days either names.
+      const runsOn = daysEitherWay(schedule) ? (date: Date) => matchesDayFields(schedule, date, timezone) : () => true;
+      const task = cron.createTask(firingSchedule(schedule), (context) => (runsOn(context.date) ? this.fire(job._id, context.date) : undefined), {
+        timezone,
         name: `cron-${job._id}`,
         noOverlap: true,
         unref: true,
