@@ -86,13 +86,14 @@ function Shell() {
   const [theme, setTheme] = useState<Theme>(preferred());
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [path]);
-  // Escape closes the menu on narrow screens, as it closes dialogs.
+  // Escape closes the menu on narrow screens, as it closes dialogs. Listened for all along: an
+  // effect added once the menu opens runs after the open menu is painted, so an Escape pressed
+  // right then was lost.
   useEffect(() => {
-    if (!menuOpen) return;
     const close = (event: KeyboardEvent) => event.key === 'Escape' && setMenuOpen(false);
     document.addEventListener('keydown', close);
     return () => document.removeEventListener('keydown', close);
-  }, [menuOpen]);
+  }, []);
   const landing = PAGES.find((page) => allows(page));
   // The start page is the dashboard; whoever may not see it starts on the first page they may.
   useEffect(() => {

@@ -128,10 +128,10 @@ export class AuthService {
       throw unauthorized(WRONG_CREDENTIALS);
     }
     await lockout.recordSuccess(key);
-    await users.recordLogin(user._id);
+    const lastLoginAt = await users.recordLogin(user._id);
     this.deps.daily?.bump('logins');
     await audit.record({ action: 'login', message: `User ${user.login} signed in`, source: 'auth', userId: user._id, statusCode: 200, ...request });
-    return this.issue(user);
+    return this.issue({ ...user, lastLoginAt }); // the answer shows this sign-in, as a read would
   }
 
   /** Rotation: the presented refresh token's secret is replaced; a second use fails. The session stays. */

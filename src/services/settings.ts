@@ -44,11 +44,13 @@ const SETTING_FIELDS = {
 } as const;
 
 /**
- * Settings that widen what user code and outbound calls may do are changed only by callers who
- * may define that code (cron jobs, webhooks, handlers): `manage_users` alone must not open the
- * outbound allow list or raise sandbox limits. Other settings take either permission.
+ * Settings that widen what user code and outbound calls may do, or that decide which client
+ * address an endpoint's network rules see, are changed only by callers who may define that code
+ * and those rules: `manage_users` alone must not open the outbound allow list, raise sandbox
+ * limits, or trust every proxy (a forged `X-Forwarded-For` would then pass any IP rule). Other
+ * settings take either permission.
  */
-const NEEDS_MANAGE_API: ReadonlySet<string> = new Set(['outboundAllowList', 'handlerMemoryMb', 'handlerTimeoutMs', 'cronTimeoutMs']);
+const NEEDS_MANAGE_API: ReadonlySet<string> = new Set(['outboundAllowList', 'handlerMemoryMb', 'handlerTimeoutMs', 'cronTimeoutMs', 'trustedProxies']);
 
 export interface Settings {
   registrationEnabled: boolean;

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../lib/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { GroupDoc, UserDoc } from '../model/records.ts';
@@ -218,6 +218,11 @@ export class UsersService {
       if (changes.status === 'disabled' && user.status !== 'disabled' && actor.principal.kind === 'user' && actor.principal.userId === user._id) {
         throw badRequest('You cannot disable your own account', [{ field: 'status', message: 'cannot disable your own account' }]);
       }
+      // The profile asks for the current password (and counts a wrong one towards lockout) so that
+      // a stolen session cannot take the account over; this route must not be the way around it.
+      if (changes.password !== undefined && actor.principal.kind === 'user' && actor.principal.userId === user._id) {
+        throw forbidden('Forbidden: change your own password with PUT /api/profile, which asks for currentPassword');
+      }
       if (changes.groupIds !== undefined) {
         const added = await this.groups.requireAll(changes.groupIds.filter((g) => !user.groupIds.includes(g)));
         assertHolds(actor.principal, permissionsOfGroups(added), 'put a user into groups granting');
@@ -340,8 +345,11 @@ export class UsersService {
     return user;
   }
 
-  async recordLogin(userId: string): Promise<void> {
-    await this.users.updateOne({ _id: userId }, { $set: { lastLoginAt: new Date() } });
+  /** Stamps the user's sign-in; returns the time written, as the store reads it back. */
+  async recordLogin(userId: string): Promise<string> {
+    const at = new Date();
+    await this.users.updateOne({ _id: userId }, { $set: { lastLoginAt: at } });
+    return at.toISOString();
   }
 
   private async administrators(): Promise<GroupDoc | null> {

@@ -48,6 +48,10 @@ describe('login', () => {
     expect(res.body.data.refreshToken).toMatch(/^ey/);
     expect(res.body.data.user).toMatchObject({ login: 'admin', status: 'active' });
     expect(res.text).not.toMatch(/passwordHash|tokenVersion|\$2[aby]\$/);
+    // The user as of this sign-in, as a read right after shows it.
+    const read = await t.api('GET', '/api/profile', { token: res.body.data.accessToken });
+    expect(res.body.data.user.lastLoginAt).toBe(read.body.data.lastLoginAt);
+    expect(Date.now() - Date.parse(res.body.data.user.lastLoginAt)).toBeLessThan(60_000);
   });
 
   it.each([
@@ -114,8 +118,13 @@ describe('refresh rotation and logout', () => {
     expect(after.body.error).toBe('Session has ended; sign in again');
   });
 
-  it('logout without credentials is a 401', async () => {
+  it('logout without credentials is a 401; with an API key (valid, but no session) a 403', async () => {
     expect((await t.api('POST', '/api/auth/logout')).status).toBe(401);
+    const admin = (await t.login()).accessToken;
+    const key = await t.api('POST', '/api/api-keys', { token: admin, body: { name: `logout-probe-${Date.now()}`, permissions: [] } });
+    const res = await t.api('POST', '/api/auth/logout', { apiKey: key.body.data.key });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ success: false, error: 'This route needs a signed-in user, not an API key' });
   });
 
   it('refresh without a refresh token (none in the body, no cookie) is a 400 naming it', async () => {

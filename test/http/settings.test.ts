@@ -97,7 +97,10 @@ describe('reading settings', () => {
     expect(widen.status).toBe(403);
     expect(widen.body).toEqual({ success: false, error: 'Forbidden: changing outboundAllowList requires manage_api' });
     expect((await t.api('PUT', '/api/settings', { token: manager.token, body: { handlerTimeoutMs: 60_000 } })).body.error).toBe('Forbidden: changing handlerTimeoutMs requires manage_api');
+    // Trusting every proxy would let a forged X-Forwarded-For pass an endpoint's IP rules.
+    expect((await t.api('PUT', '/api/settings', { token: manager.token, body: { trustedProxies: ['0.0.0.0/0'] } })).body.error).toBe('Forbidden: changing trustedProxies requires manage_api');
     const unchanged = await currentSettings();
+    expect(unchanged.trustedProxies).not.toContain('0.0.0.0/0');
     expect(unchanged.outboundAllowList).toEqual([]);
     expect(unchanged.lockoutMinutes).toBe(15);
     // A form that saves every field as it read them is fine.

@@ -402,6 +402,19 @@ describe('deleting users', () => {
     expect((await t.api('POST', '/api/users', { token: admin, body: { login: user.login, password: 'user-password-1' } })).status).toBe(201);
   });
 
+  it("your own password is not changed here (403) but in the profile, which asks for the current one", async () => {
+    const manager = await createUserWith(t, ['manage_users']);
+    const res = await t.api('PUT', `/api/users/${manager.userId}`, { token: manager.token, body: { password: 'taken-over-1234' } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ success: false, error: 'Forbidden: change your own password with PUT /api/profile, which asks for currentPassword' });
+    expect((await t.api('GET', '/api/profile', { token: manager.token })).status).toBe(200); // sessions not ended
+    expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: 'taken-over-1234' } })).status).toBe(401);
+    expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: manager.password } })).status).toBe(200);
+    // Another user's password is still set here.
+    const other = await createUserWith(t, []);
+    expect((await t.api('PUT', `/api/users/${other.userId}`, { token: manager.token, body: { password: 'reset-by-manager-1' } })).status).toBe(200);
+  });
+
   it('you cannot disable yourself (400): it would end this session and lock you out', async () => {
     const manager = await createUserWith(t, ['manage_users']);
     const res = await t.api('PUT', `/api/users/${manager.userId}`, { token: manager.token, body: { status: 'disabled' } });

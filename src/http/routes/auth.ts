@@ -1,7 +1,7 @@
 import { badRequest, unauthorized } from '../../lib/errors.ts';
 import type { Services } from '../container.ts';
 import { assertCsrfToken, issueCsrfToken } from '../middleware/csrf.ts';
-import { requirePrincipal } from '../middleware/require-permission.ts';
+import { requireUser } from '../middleware/require-permission.ts';
 import { ok } from '../respond.ts';
 import { clearSessionCookies, REFRESH_COOKIE, setSessionCookies } from '../session-cookies.ts';
 import { requestInfo } from '../state.ts';
@@ -50,7 +50,7 @@ export function authRoutes(router: ApiRouter, services: Services): void {
     } else if (refreshToken) {
       await services.auth.logoutWithRefreshToken(refreshToken, { all }, requestInfo(ctx));
     } else {
-      requirePrincipal(ctx);
+      requireUser(ctx); // 401 without credentials, 403 for an API key (valid, but no session)
       throw unauthorized('Logout needs a signed-in user or a refreshToken');
     }
     clearSessionCookies(ctx);
