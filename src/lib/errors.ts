@@ -20,7 +20,9 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, details?: ErrorDetail[]): AppError =>
   new AppError(400, message, details ? { details } : {});
-export const unauthorized = (message = 'Authentication required'): AppError => new AppError(401, message);
+/** What a 401 must name (RFC 9110): the schemes that authenticate, a JWT and an API key. */
+export const AUTH_CHALLENGE = 'Bearer realm="dyn", ApiKey realm="dyn"';
+export const unauthorized = (message = 'Authentication required'): AppError => new AppError(401, message, { headers: { 'WWW-Authenticate': AUTH_CHALLENGE } });
 export const forbidden = (message = 'Forbidden: insufficient permissions'): AppError => new AppError(403, message);
 export const notFound = (message = 'Not found'): AppError => new AppError(404, message);
 export const conflict = (message: string): AppError => new AppError(409, message);

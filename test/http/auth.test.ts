@@ -118,6 +118,19 @@ describe('refresh rotation and logout', () => {
     expect(after.body.error).toBe('Session has ended; sign in again');
   });
 
+  it('a 401 names the schemes that authenticate in WWW-Authenticate, on management and dynamic routes', async () => {
+    const admin = (await t.login()).accessToken;
+    const path = `/api/challenge${Date.now().toString(36)}/items`;
+    const defined = await t.api('POST', '/api/endpoints', { token: admin, body: { name: 'challenge', path, method: 'GET', accessType: 'authenticated', schema: {} } });
+    expect(defined.status, defined.text).toBe(201);
+    for (const [method, url, body] of [['GET', '/api/users'], ['GET', path], ['GET', `${path}/000000000000000000000000`], ['POST', '/api/auth/login', { login: 'admin', password: 'wrong-password' }]] as const) {
+      const res = await t.api(method, url, body ? { body } : {});
+      expect(res.status, url).toBe(401);
+      expect(res.headers.get('www-authenticate'), url).toBe('Bearer realm="dyn", ApiKey realm="dyn"');
+    }
+    expect((await t.api('GET', '/api/users', { token: admin })).headers.get('www-authenticate')).toBeNull();
+  });
+
   it('logout without credentials is a 401; with an API key (valid, but no session) a 403', async () => {
     expect((await t.api('POST', '/api/auth/logout')).status).toBe(401);
     const admin = (await t.login()).accessToken;
