@@ -130,16 +130,8 @@ export function removeSpec(dir: string, kindName: KindName, key: string, options
   return removed;
 }
 
-/**
- * Makes the directory hold exactly the bundle: files of definitions not in it are removed
- * first, then each definition is written (in key order, so new file names are deterministic).
- * Files that cannot be read as a definition are left alone. Throws when the bundle names one
- * key twice, which no store can produce.
- */
-export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOptions, 'files'> = {}): WriteProjectResult {
-  mkdirSync(dir, { recursive: true });
-  const files = loadProject(dir, options).files;
-  const result: WriteProjectResult = { written: [], unchanged: [], removed: [] };
+/** The bundle's definitions per kind, in key order; throws when one key is there twice. */
+function wantedSpecs(bundle: Bundle): Array<{ kind: Kind; key: string; spec: object }> {
   const wanted: Array<{ kind: Kind; key: string; spec: object }> = [];
   for (const kind of KINDS) {
     const specs = specsOf(bundle, kind)
@@ -150,6 +142,30 @@ export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOpt
     });
     wanted.push(...specs);
   }
+  return wanted;
+}
+
+/**
+ * The definitions in `dir` that the bundle does not hold, which writeProject would remove (a
+ * caller that must not lose them without asking looks first): `kind key (file)` each.
+ */
+export function definitionsNotIn(dir: string, bundle: Bundle, options: Pick<WriteOptions, 'maxFileBytes'> = {}): string[] {
+  if (!existsSync(dir)) return [];
+  const keep = new Set(wantedSpecs(bundle).map((entry) => projectFileKey(entry.kind.kind, entry.key)));
+  return [...loadProject(dir, options).files].filter(([fileKey]) => !keep.has(fileKey)).map(([, entry]) => `${entry.kind} ${entry.key} (${entry.relPath})`);
+}
+
+/**
+ * Makes the directory hold exactly the bundle: files of definitions not in it are removed
+ * first, then each definition is written (in key order, so new file names are deterministic).
+ * Files that cannot be read as a definition are left alone. Throws when the bundle names one
+ * key twice, which no store can produce.
+ */
+export function writeProject(dir: string, bundle: Bundle, options: Omit<WriteOptions, 'files'> = {}): WriteProjectResult {
+  mkdirSync(dir, { recursive: true });
+  const files = loadProject(dir, options).files;
+  const result: WriteProjectResult = { written: [], unchanged: [], removed: [] };
+  const wanted = wantedSpecs(bundle);
   const keep = new Set(wanted.map((entry) => projectFileKey(entry.kind.kind, entry.key)));
   for (const [fileKey, entry] of [...files]) {
     if (!keep.has(fileKey)) result.removed.push(...removeSpec(dir, entry.kind, entry.key, { ...options, files }));

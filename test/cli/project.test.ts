@@ -280,6 +280,29 @@ describe('dynctl export and import', () => {
     expect((await cli.run(['export', '--data', '--out', join(work, 'nodir')])).code).toBe(2);
   });
 
+  it('into a directory holding definitions the server does not have: stops and writes nothing, unless --prune', async () => {
+    const out = join(work, 'exported-wip');
+    expect((await cli.run(['export', '--out', out])).code).toBe(0);
+    // Work not yet applied: a new endpoint with its handler file.
+    writeFileSync(join(out, 'endpoints', 'wip.yaml'), 'name: WIP\npath: /api/wip\nmethod: POST\naccessType: public\nschema: {}\nhandler:\n  enabled: true\n  file: ./wip.handler.js\n');
+    writeFileSync(join(out, 'endpoints', 'wip.handler.js'), 'async function handler() { return { status: 200 }; }\n');
+    const products = join(out, 'endpoints', 'shop-products-get.yaml');
+    writeFileSync(products, readFileSync(products, 'utf8').replace('accessType: public', 'accessType: authenticated'));
+    const before = readFileSync(products, 'utf8');
+
+    const refused = await cli.run(['export', '--out', out]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${out} holds 1 definition the server does not have: endpoint POST /api/wip (endpoints/wip.yaml). Nothing was written`);
+    expect(readFileSync(join(out, 'endpoints', 'wip.handler.js'), 'utf8')).toContain('handler');
+    expect(readFileSync(products, 'utf8')).toBe(before); // not overwritten either
+
+    const pruned = await cli.run(['--json', 'export', '--out', out, '--prune']);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(JSON.parse(pruned.stdout).removed.sort()).toEqual(['endpoints/wip.handler.js', 'endpoints/wip.yaml']);
+    expect((await cli.run(['diff', out])).code).toBe(0);
+    expect((await cli.run(['export', '--prune', '--out', join(work, 'x.yaml')])).code).toBe(2);
+  });
+
   it('export → import into a fresh server → export gives the same text, records included', async () => {
     const created = await server.api('POST', '/api/shop/products', { token: adminToken, body: { title: 'Dune', price: 9.5 } });
     expect(created.status, created.text).toBe(201);

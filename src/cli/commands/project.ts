@@ -222,6 +222,7 @@ interface ExportOptions {
   settings?: boolean;
   format?: FileFormat;
   quiet?: boolean;
+  prune?: boolean;
 }
 
 type Target = { kind: 'stdout'; format: FileFormat } | { kind: 'file'; path: string; format: FileFormat } | { kind: 'dir'; path: string };
@@ -244,9 +245,10 @@ function registerExport(program: Command, context: CliContext): void {
     .option('--settings', 'include the system settings (not for a directory)')
     .addOption(new Option('--format <format>', 'yaml, json or jsonl (stdout and files; default: yaml, or the file\'s extension)').choices(['yaml', 'json', 'jsonl']))
     .option('-q, --quiet', 'no progress on stderr')
+    .option('--prune', 'into a project directory: remove the files of definitions the server does not have (without it, such files stop the export)')
     .addHelpText(
       'after',
-      '\nExamples:\n  dynctl export > project.yaml\n  dynctl export --out ./project          # one file per definition\n  dynctl export --data --settings --out backup.jsonl   # any size: streamed to the file\n\nWith --data, prefer .jsonl: .yaml and .json files are built in memory (and the server refuses YAML with more than 50,000 records).',
+      '\nExamples:\n  dynctl export > project.yaml\n  dynctl export --out ./project          # one file per definition\n  dynctl export --out ./project --prune  # and remove definitions the server does not have\n  dynctl export --data --settings --out backup.jsonl   # any size: streamed to the file\n\nWith --data, prefer .jsonl: .yaml and .json files are built in memory (and the server refuses YAML with more than 50,000 records).',
     )
     .action(async (options: ExportOptions) => {
       const target = exportTarget(options, context.out.json);
@@ -270,11 +272,17 @@ function registerExport(program: Command, context: CliContext): void {
         const bundle = await withProgress(progress, () => client.exportProject(query, transfer));
         const ms = Math.round(performance.now() - started);
         context.out.note(exportedLine(countsOf(bundle), ms));
-        const { writeProject } = await import('../../project/write.ts');
+        const { definitionsNotIn, writeProject } = await import('../../project/write.ts');
         const { bundleOf, specsOf } = await import('../../project/kinds/index.ts');
         // Fields at their defaults left out, as the server's own write-back writes them: an
         // export into a directory in step changes no file.
         const compact = bundleOf((kind) => specsOf(bundle, kind).map((spec) => kind.compact(spec)));
+        // Definitions only the directory holds may be work not yet applied: removed when asked to.
+        const others = options.prune ? [] : definitionsNotIn(target.path, compact);
+        if (others.length > 0) {
+          const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? `, and ${others.length - 10} more` : '');
+          throw new CliError(`${target.path} holds ${others.length} definition${others.length === 1 ? '' : 's'} the server does not have: ${shown}. Nothing was written: apply them first, export into an empty directory, or pass --prune to remove them`);
+        }
         const written = writeProject(target.path, compact, { handlers: 'file' });
         out.result({ out: target.path, type: 'directory', ...countsOf(bundle), durationMs: ms, ...written }, () => {
           for (const file of written.written) out.line(`${out.paint('green', 'wrote  ')} ${join(target.path, file)}`);
@@ -319,6 +327,7 @@ function exportTarget(options: ExportOptions, json: boolean): Target {
     if (extra.length > 0) throw usageError(`${extra.join(' and ')} cannot be written to a project directory (${path}); use --out with a .yaml or .json file`);
     return { kind: 'dir', path };
   }
+  if (options.prune) throw usageError('--prune is for a project directory (--out dir): a file is written whole');
   const byExtension = formatOfFile(path);
   if (byExtension && options.format && options.format !== byExtension) throw usageError(`--format ${options.format} does not match the file name ${basename(path)}`);
   return { kind: 'file', path, format: byExtension ?? options.format ?? 'yaml' };
