@@ -142,6 +142,12 @@ describe('bad filters', () => {
     ['price[foo]=1', 'Query parameter "price[foo]": unknown operator "foo"; use one of eq, ne, gt, gte, lt, lte, in, nin, has, exists'],
     ['price=cheap', 'Query parameter "price" must be a number'],
     ['price[in]=1,x', 'Query parameter "price[in]" must be a number'],
+    // Written as JSON writes numbers, or refused: Number() alone reads these as 16, 3, 3 and 3.
+    ['price=0x10', 'Query parameter "price" must be a number'],
+    ['price[gt]=0b11', 'Query parameter "price[gt]" must be a number'],
+    ['price[lt]=%203%20', 'Query parameter "price[lt]" must be a number'],
+    ['price[in]=1,+3', 'Query parameter "price[in]" must be a number'],
+    ['price=1e999', 'Query parameter "price" must be a number'],
     ['active=yes', 'Query parameter "active" must be true or false'],
     ['active[gt]=true', 'Query parameter "active[gt]": active takes eq, ne, exists'],
     ['tags=sale', 'Query parameter "tags": tags takes has, exists'],

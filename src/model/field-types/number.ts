@@ -6,9 +6,12 @@ export interface NumberFieldDef extends FieldDef {
   integer?: boolean;
 }
 
+/** A number as JSON writes it: `Number()` alone also reads `0x10`, `0b11`, ` 3 ` and `` as numbers. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 const NUMBER_FILTER: FieldFilter = {
   operators: ORDERED_OPERATORS,
-  read: (raw) => (raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : { problem: 'a number' }),
+  read: (raw) => (JSON_NUMBER.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : { problem: 'a number' }),
 };
 
 /** Finite numbers only: ajv's strictNumbers refuses NaN and Infinity handed in from code. */
