@@ -216,5 +216,9 @@ describe('dynctl endpoints test', () => {
     expect(inside.stdout).toContain('(from 10.1.2.3, network rules applied)');
 
     expect((await cli.run(['endpoints', 'test', 'No such endpoint'])).code).toBe(1);
+    // The path as the server keeps it: a trailing slash or doubled slash names the same endpoint.
+    const slashed = await cli.run(['endpoints', 'test', 'post  /api//test-notes/', '--data', '{"text": "y"}']);
+    expect(slashed.code, slashed.stderr).toBe(0);
+    expect((await cli.run(['endpoints', 'test', 'POST /api/test-notes extra'])).code).toBe(1);
   });
 });

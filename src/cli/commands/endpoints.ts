@@ -5,6 +5,7 @@ import type { CommandModule } from '../context.ts';
 import { CliError, EXIT, exitCodeForStatus, usageError } from '../errors.ts';
 import { checkJson, parseData } from '../option-parsers.ts';
 import { readStdin } from '../prompt.ts';
+import { normalizePath } from '../../lib/paths.ts';
 
 /**
  * `dynctl endpoints list`: the endpoint definitions (GET /api/endpoints, every page).
@@ -102,7 +103,10 @@ async function findEndpoint(client: DynClient, which: string): Promise<Endpoint>
   const byId = all.find((endpoint) => endpoint._id === which.trim());
   if (byId) return byId;
   const byName = all.filter((endpoint) => endpoint.name.toLowerCase() === wanted);
-  const matches = byName.length > 0 ? byName : all.filter((endpoint) => `${endpoint.method} ${endpoint.path}`.toLowerCase() === wanted.replace(/\s+/, ' '));
+  // `METHOD path` with the path as the server keeps it (`/api/items/` is `/api/items`).
+  const words = wanted.split(/\s+/);
+  const key = words.length === 2 ? `${words[0]} ${normalizePath(words[1] as string)}` : wanted;
+  const matches = byName.length > 0 ? byName : all.filter((endpoint) => `${endpoint.method} ${endpoint.path}`.toLowerCase() === key);
   const [only] = matches;
   if (only && matches.length === 1) return only;
   if (matches.length > 1) throw usageError(`"${which}" names ${matches.length} endpoints (${matches.map((e) => `${e.method} ${e.path} ${e._id}`).join(', ')}): give the id`);
