@@ -104,7 +104,7 @@ function withContext(error: unknown, context: string, at: string): unknown {
 }
 
 /** Each kind's look-ups on this server (kinds' `resolve`); any problem is a 400 naming the definition. */
-async function resolveForServer(services: ProjectServices, bundle: Bundle): Promise<Bundle> {
+async function resolveForServer(services: ProjectServices, bundle: Bundle): Promise<{ bundle: Bundle; problems: Problem[] }> {
   const problems: Problem[] = [];
   const resolved = { ...bundle } as Record<string, unknown>;
   for (const kind of KINDS) {
@@ -116,8 +116,7 @@ async function resolveForServer(services: ProjectServices, bundle: Bundle): Prom
       problems.push({ path: `${kind.bundleKey}[${keyOf(kind, specs[problem.index]) ?? problem.index}].${problem.path}`, message: problem.message });
     }
   }
-  throwProblems(problems);
-  return resolved as Bundle;
+  return { bundle: resolved as Bundle, problems };
 }
 
 /**
@@ -131,8 +130,17 @@ export async function planBundle(services: ProjectServices, bundle: Bundle, opti
   const kept = new Set<string>();
   for (const kind of KINDS) if (!prunes(options, kind)) for (const spec of specsOf(current, kind)) kept.add(`${kind.kind}:${kind.key(spec)}`);
   throwProblems([...validateBundle(bundle, kept), ...handlerFileProblems(bundle)]);
-  const desired = await resolveForServer(services, resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY));
-  throwProblems(await referenceProblems(services, desired, current, options));
+  // Every problem at once: an unset placeholder does not hide an unknown group in another
+  // definition. A definition with an unresolved placeholder is kept as written, so what the
+  // server would check in it (its placeholders' text is no real value) is left for next time.
+  const placeholders = resolveBundle(bundle, services.placeholderPolicy ?? DEFAULT_PLACEHOLDER_POLICY);
+  const server = await resolveForServer(services, placeholders.bundle);
+  const within = (path: string) => placeholders.unresolved.some((at) => path === at || path.startsWith(`${at}.`));
+  const problems = [...placeholders.problems, ...server.problems.filter((problem) => !within(problem.path))];
+  const desired = server.bundle;
+  // Names are checked once the definitions are as the store takes them.
+  if (problems.length === placeholders.problems.length) problems.push(...(await referenceProblems(services, desired, current, options)).filter((problem) => !within(problem.path)));
+  throwProblems(problems);
   return { changes: diffBundles(current, desired, options), desired, current };
 }
 
@@ -263,16 +271,18 @@ async function referenceProblems(services: ProjectServices, desired: Bundle, cur
 
 /**
  * `${env:NAME}` and `${file:/path}` resolved in definitions and settings (records are restored
- * as they are). Any unresolvable placeholder is a 400 listing every one, each named by its
- * definition's key as other bundle problems are (`endpoints[GET /api/x].description`).
+ * as they are). Each unresolvable placeholder is a problem named by its definition's key as
+ * other bundle problems are (`endpoints[GET /api/x].description`); its value is left as written.
  */
-function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
+function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): { bundle: Bundle; problems: Problem[]; unresolved: string[] } {
   const options = { allow: (placeholder: Placeholder) => refusedByPolicy(placeholder, policy) };
   const problems: Problem[] = [];
+  const unresolved: string[] = [];
   const resolve = <T>(value: T, at: string): T => {
     const resolved = resolvePlaceholders(value, { ...options, at });
     if (resolved.ok) return resolved.value;
     problems.push(...resolved.problems);
+    unresolved.push(at);
     return value;
   };
   const out = { ...bundle } as Record<string, unknown>;
@@ -281,6 +291,5 @@ function resolveBundle(bundle: Bundle, policy: PlaceholderPolicy): Bundle {
     out[kind.bundleKey] = specsOf(bundle, kind).map((spec, index) => resolve(spec, `${kind.bundleKey}[${keyOf(kind, spec) ?? index}]`));
   }
   if (bundle.settings !== undefined) out.settings = resolve(bundle.settings, 'settings');
-  throwProblems(problems);
-  return out as unknown as Bundle;
+  return { bundle: out as unknown as Bundle, problems, unresolved };
 }

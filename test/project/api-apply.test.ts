@@ -199,6 +199,24 @@ describe('apply', () => {
     delete process.env.DYN_TEST_ALLOWED_IP;
   });
 
+  it('lists an unset placeholder with the problems of the other definitions (an unknown group), not one round-trip each', async () => {
+    const before = await exportJson(t);
+    const res = await post(t, '/api/project/plan', {
+      groups: [],
+      endpoints: [
+        endpoint('/api/both/one', { description: '${env:DYN_TEST_NOT_SET}', accessType: 'group', allowedGroups: ['Ghosts'] }),
+        endpoint('/api/both/two', { accessType: 'group', allowedGroups: ['Ghosts2'] }),
+      ],
+    });
+    expect(res.status).toBe(400);
+    // The first definition's unknown group is checked once its placeholder resolves: its text is no value yet.
+    expect(res.body.details).toEqual([
+      { field: 'endpoints[GET /api/both/one].description', message: 'needs the environment variable DYN_TEST_NOT_SET, which is not set' },
+      { field: 'endpoints[GET /api/both/two].allowedGroups', message: 'names the unknown user group "Ghosts2"' },
+    ]);
+    expect(await exportJson(t)).toEqual(before);
+  });
+
   it('writes project_applied to the audit log', async () => {
     await post(t, '/api/project/apply', { groups: [], endpoints: [endpoint('/api/audited/items')] });
     const logs = await t.api('GET', '/api/dashboard/logs?action=project_applied', { token: await t.adminToken() });
