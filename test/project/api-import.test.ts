@@ -131,7 +131,11 @@ describe('import', () => {
     const merge = await post(target, '/api/project/import?mode=merge', clash);
     expect(merge.status, merge.text).toBe(409);
     expect(merge.body.success).toBe(false);
-    expect(merge.body.error).toMatch(/already exists/);
+    expect(merge.body).toEqual({
+      success: false,
+      error: 'Import refused: code must be unique on /api/codes: two records of the import, or one of it and one kept in the store, have the same code; nothing was imported',
+      details: [{ field: 'data[/api/codes].code', message: 'must be unique' }],
+    });
     const twice = { data: { '/api/codes': [{ _id: 'bbbbbbbbbbbbbbbbbbbbbbbb', code: 'B' }, { _id: 'cccccccccccccccccccccccc', code: 'B' }] } };
     expect((await post(target, '/api/project/import?mode=merge', twice)).status).toBe(409);
     expect((await post(target, '/api/project/import?mode=replace', { ...before, ...twice })).status).toBe(409);
