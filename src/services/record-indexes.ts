@@ -35,7 +35,7 @@ export function wantedIndexes(docs: readonly Definition[]): FieldIndexSpec[] {
 export function duplicateValues(error: unknown): unknown {
   if (!(error instanceof DuplicateKeyError) || error.collection !== RECORDS || error.value === undefined) return error;
   const field = (error.fields[0] ?? '').replace(/^data\./, '');
-  const message = `${field} cannot be unique: records of ${error.scope ?? 'this path'} already share the value ${JSON.stringify(error.value)}`;
+  const message = `cannot be unique: records of ${error.scope ?? 'this path'} already share the value ${JSON.stringify(error.value)}`;
   return new AppError(409, `Invalid schema: schema.${field}.unique ${message}`, { details: [{ field: `schema.${field}.unique`, message }] });
 }
 

@@ -155,8 +155,8 @@ describe('unique fields', () => {
     for (const code of ['A-1', 'B-2', 'A-1']) expect((await t.api('POST', path, { body: { code } })).status).toBe(201);
     const res = await update(post, { schema: { code: { type: 'string', unique: true }, n: { type: 'number' } } });
     expect(res.status, res.text).toBe(409);
-    expect(res.body.error).toBe('Invalid schema: schema.code.unique code cannot be unique: records of /api/ix/dups already share the value "A-1"');
-    expect(res.body.details).toEqual([{ field: 'schema.code.unique', message: 'code cannot be unique: records of /api/ix/dups already share the value "A-1"' }]);
+    expect(res.body.error).toBe('Invalid schema: schema.code.unique cannot be unique: records of /api/ix/dups already share the value "A-1"');
+    expect(res.body.details).toEqual([{ field: 'schema.code.unique', message: 'cannot be unique: records of /api/ix/dups already share the value "A-1"' }]);
     const stored = await t.api('GET', `/api/endpoints/${post}`, { token: admin });
     expect(stored.body.data.schema.map((f: Record<string, unknown>) => [f.name, f.unique ?? false, f.indexed ?? false])).toEqual([['code', false, false], ['n', false, true]]);
     expect(indexesOf(t, path)).toEqual(['n']);
