@@ -33,7 +33,10 @@ function readable(errors: readonly ErrorObject[]): ErrorDetail[] {
     const detail = describeError(error);
     if (!details.some((other) => other.field === detail.field && other.message === detail.message)) details.push(detail);
   }
-  return details;
+  // A value that may also be null (`anyOf: [value, null]`): the value's own problem is the one
+  // to show, without "must be null" and "must match a schema in anyOf" beside it.
+  const noise = (detail: ErrorDetail) => detail.message === 'must be null' || detail.message === 'must match a schema in anyOf';
+  return details.filter((detail) => !noise(detail) || !details.some((other) => other.field === detail.field && !noise(other)));
 }
 
 function describeError(error: ErrorObject): ErrorDetail {

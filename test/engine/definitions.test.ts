@@ -179,6 +179,13 @@ describe('the definitions API', () => {
     expect(res.status).toBe(400);
     expect(res.body.details.map((d: { field: string }) => d.field)).toContain(field);
   });
+
+  it("a value that may also be null is refused for the value's own problem, without the null branch's lines", async () => {
+    const res = await t.api('POST', '/api/endpoints', { token: admin, body: definition({ apiVersion: '1' }) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('Invalid request body: apiVersion must match pattern "^v[0-9]{1,4}$"');
+    expect(res.body.details).toEqual([{ field: 'apiVersion', message: 'must match pattern "^v[0-9]{1,4}$"' }]);
+  });
 });
 
 describe('who may read and write definitions', () => {
