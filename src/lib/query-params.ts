@@ -37,6 +37,7 @@ export function readQuery(query: RawQuery, allowed: readonly string[], options: 
 /** A page number or size: 1 to 999999999; absent or empty gives `fallback`. */
 export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
+  if (/^\d{10,}$/.test(raw)) throw badRequest(`Query parameter "${name}" must be at most 999999999`, [{ field: name, message: 'must be at most 999999999' }]);
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw badRequest(`Query parameter "${name}" must be a positive integer`, [{ field: name, message: 'must be a positive integer' }]);
   return Number(raw);
 }

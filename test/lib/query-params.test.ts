@@ -31,7 +31,11 @@ describe('positiveInt', () => {
     expect(positiveInt('page', raw, 7)).toBe(value);
   });
 
-  it.each(['0', '-1', '1.5', 'two', '9999999999', ' 1'])('%j is a 400', (raw) => {
+  it.each(['0', '-1', '1.5', 'two', ' 1'])('%j is a 400', (raw) => {
     expect(() => positiveInt('page', raw, 7)).toThrow('Query parameter "page" must be a positive integer');
+  });
+
+  it('a positive integer of ten digits or more is a 400 saying how large it may be', () => {
+    expect(() => positiveInt('page', '9999999999', 7)).toThrow('Query parameter "page" must be at most 999999999');
   });
 });
