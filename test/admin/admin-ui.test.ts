@@ -402,6 +402,30 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
       await page.unroute('**/api/groups?*');
     }
   });
+
+  it('changes your own password on the users page through the profile, asking for the current one', async () => {
+    const manager = await createUserWith(t, ['manage_users'], 'self-editor');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await signIn(manager.login, manager.password);
+    await go('/users');
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'self-editor', exact: true }) });
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog.getByLabel('Current password').count()).resolves.toBe(0);
+    await dialog.getByLabel('New password (leave empty to keep)').fill('self-chosen-pw-2');
+    await dialog.getByLabel('Current password').fill('not-my-password');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByRole('alert').waitFor();
+    await expect(dialog.getByRole('alert').textContent()).resolves.toMatch(/currentPassword/);
+    await dialog.getByLabel('Current password').fill(manager.password);
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    // Still signed in (the profile sets the new session's cookies), and the new password is the one.
+    await page.getByRole('cell', { name: 'self-editor', exact: true }).waitFor();
+    expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: 'self-chosen-pw-2' } })).status).toBe(200);
+    expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: manager.password } })).status).toBe(401);
+  });
 });
 
 /** The build's first load stays small: the entry script and its static imports, gzip-compressed. */

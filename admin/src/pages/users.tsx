@@ -1,7 +1,7 @@
 // Users: paged list with search; create, edit, disable/enable, unlock, delete. The API's rules
 // (no granting what you lack, the last administrator, your own account) show as its errors.
 import { useState } from 'preact/hooks';
-import { api, can, get } from '../api.ts';
+import { api, can, get, session } from '../api.ts';
 import { Badge, ErrorBox, Field, IfCan, Modal, Page, Pager, SearchBox, attempt, confirmAsk, detailsOf, fmtAgo, useLoad, usePaged } from '../ui.tsx';
 
 interface User {
@@ -20,15 +20,23 @@ interface Group {
 
 function UserForm(props: { user: User | null; groups: Group[]; onDone: () => void; onClose: () => void }) {
   const u = props.user;
-  const [draft, setDraft] = useState({ login: u?.login ?? '', email: u?.email ?? '', name: u?.name ?? '', password: '', groupIds: u?.groupIds ?? [], status: u?.status ?? 'active' });
+  const [draft, setDraft] = useState({ login: u?.login ?? '', email: u?.email ?? '', name: u?.name ?? '', password: '', currentPassword: '', groupIds: u?.groupIds ?? [], status: u?.status ?? 'active' });
   const [error, setError] = useState<unknown>(null);
   const details = detailsOf(error);
+  // Your own password is changed through the profile, which asks for the current one (the
+  // users API refuses it: a stolen session must not take the account over).
+  const self = !!u && session.get().me?._id === u._id;
   const save = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = { email: draft.email, name: draft.name, groupIds: draft.groupIds, status: draft.status };
     if (!u) body.login = draft.login;
-    if (draft.password) body.password = draft.password;
-    const res = await attempt(() => (u ? api('PUT', `/api/users/${u._id}`, { body }) : api('POST', '/api/users', { body })), u ? 'User saved' : 'User created');
+    if (draft.password && !self) body.password = draft.password;
+    const res = await attempt(async () => {
+      if (!u) return api('POST', '/api/users', { body });
+      await api('PUT', `/api/users/${u._id}`, { body });
+      if (self && draft.password) await api('PUT', '/api/profile', { body: { currentPassword: draft.currentPassword, password: draft.password } });
+      return null;
+    }, u ? 'User saved' : 'User created');
     if (res.ok) props.onDone();
     else setError(res.error);
   };
@@ -47,6 +55,11 @@ function UserForm(props: { user: User | null; groups: Group[]; onDone: () => voi
         <Field label={u ? 'New password (leave empty to keep)' : 'Password'} name="password" details={details} hint="8 to 72 bytes">
           <input name="password" type="password" autoComplete="new-password" value={draft.password} onInput={(e) => setDraft({ ...draft, password: e.currentTarget.value })} />
         </Field>
+        {self && draft.password ? (
+          <Field label="Current password" name="currentPassword" details={details} hint="your own password: asked for before it changes">
+            <input name="currentPassword" type="password" autoComplete="current-password" value={draft.currentPassword} onInput={(e) => setDraft({ ...draft, currentPassword: e.currentTarget.value })} />
+          </Field>
+        ) : null}
         <Field group label="Groups" name="groupIds" details={details}>
           <div>
             {props.groups.map((g) => (
