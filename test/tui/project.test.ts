@@ -78,6 +78,30 @@ describe('dynctl tui: project', () => {
       const frame = await tui.waitFor('1 problem(s), nothing is sent:', 30_000);
       expect(frame).toContain('  endpoints/items.yaml:9: schema.price.type must be one of');
       expect(frame).not.toContain('Plan:');
+      await tui.press('a');
+      await tui.waitFor('fix the problems first: nothing is sent');
+    } finally {
+      tui.unmount();
+    }
+  });
+
+  it("drops a plan once the directory changes: a applies only the plan of the directory shown", async () => {
+    const tui = await renderTui(server, { screen: 'project', projectDir: BAD });
+    try {
+      await tui.waitFor('Server dir');
+      await tui.press('a');
+      await tui.waitFor(`plan ${BAD} first (p)`);
+      await tui.press('p');
+      await tui.waitFor('1 problem(s), nothing is sent:', 30_000);
+      await tui.press('e');
+      await tui.waitFor('Ctrl+U: clear');
+      await tui.type('/tmp/elsewhere-proj');
+      await tui.press(KEY.enter);
+      const frame = await tui.waitFor(/Local dir {2}\/tmp\/elsewhere-proj *$/m);
+      expect(frame).not.toContain('problem(s)');
+      await tui.press('a');
+      const refused = await tui.waitFor('plan /tmp/elsewhere-proj first (p)');
+      expect(refused).not.toContain('[y/N]');
     } finally {
       tui.unmount();
     }

@@ -64,6 +64,7 @@ export function ProjectScreen(): React.ReactElement {
   const [draft, setDraft] = React.useState<string | null>(null);
   const editing = draft !== null;
   const [confirming, setConfirming] = React.useState(false);
+  const [notice, setNotice] = React.useState<string | null>(null);
   const [scroll, setScroll] = React.useState(0);
   const canApply = session.can('manage_api');
   useCapture(editing);
@@ -76,6 +77,7 @@ export function ProjectScreen(): React.ReactElement {
 
   const runPlan = (): void => {
     apply.clear();
+    setNotice(null);
     plan.run(async (signal) => {
       // Loaded when asked for: src/project pulls in the handler compiler.
       const { loadProject } = await import('../../project/files.ts');
@@ -98,12 +100,28 @@ export function ProjectScreen(): React.ReactElement {
       } else if (input === 'j' || key.downArrow) setScroll((at) => at + 1);
       else if (input === 'k' || key.upArrow) setScroll((at) => Math.max(0, at - 1));
       else if (input === 'e') setDraft(dir);
-      else if (input === 'a' && canApply && plan.result?.bundle && (plan.result.plan?.changes.length ?? 0) > 0) setConfirming(true);
+      else if (input === 'a' && canApply) {
+        // Only the plan of the directory shown is applied, and only one with something to do.
+        const planned = plan.result;
+        if (!planned || planned.dir !== dir) setNotice(`plan ${dir} first (p)`);
+        else if (!planned.bundle) setNotice('fix the problems first: nothing is sent');
+        else if ((planned.plan?.changes.length ?? 0) === 0) setNotice('nothing to apply');
+        else {
+          setNotice(null);
+          setConfirming(true);
+        }
+      }
     },
     { isActive: !session.overlay && !editing && !confirming },
   );
   const setDirectory = (value: string): void => {
-    if (value.trim()) setDir(value.trim());
+    const next = value.trim();
+    if (next && next !== dir) {
+      // Another directory: the plan shown was another directory's, so it goes (p plans this one).
+      plan.clear();
+      apply.clear();
+      setDir(next);
+    }
     setDraft(null);
   };
 
@@ -160,10 +178,11 @@ export function ProjectScreen(): React.ReactElement {
     ),
     plan.busy ? h(Busy, { label: `planning ${dir}` }) : null,
     plan.error ? h(ErrorView, { error: plan.error }) : null,
+    notice ? h(Text, { color: tone('yellow') }, notice) : null,
     ...shownLocal,
     confirming
       ? h(Confirm, {
-          question: `apply ${dir} to ${session.client.server}?`,
+          question: `apply ${result?.dir ?? dir} to ${session.client.server}?`,
           onAnswer: (yes: boolean) => {
             setConfirming(false);
             const bundle = result?.bundle;
