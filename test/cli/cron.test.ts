@@ -13,6 +13,7 @@ beforeAll(async () => {
     server.api('POST', '/api/cron', { token, body: { name, schedule: '0 4 * * *', timezone: 'Europe/Berlin', action: { type: 'javascript', code } } });
   expect((await create('nightly-report', 'async function run() { console.log("report sent"); }')).status).toBe(201);
   expect((await create('always-fails', 'async function run() { throw new Error("broken on purpose"); }')).status).toBe(201);
+  expect((await create('colour-fails', 'async function run() { throw new Error("boom \\u001b[31mRED\\u001b[0m\\nsecond line"); }')).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -49,6 +50,15 @@ describe('dynctl cron', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('Cron job "always-fails" failed');
     expect(run.stderr).toContain('the run failed: broken on purpose');
+  });
+
+  it("shows a failed run's error on one line with its control characters escaped, colour codes included", async () => {
+    const run = await cli.run(['cron', 'run', 'colour-fails']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(String.raw`failed`);
+    expect(run.stdout).toContain(String.raw`boom \u001b[31mRED\u001b[0m\u000asecond line`);
+    expect(run.stderr).toContain(String.raw`the run failed: boom \u001b[31mRED\u001b[0m\u000asecond line`);
+    expect(run.stdout + run.stderr).not.toContain('\u001b');
   });
 
   it('an unknown job is a 404 (exit 1)', async () => {

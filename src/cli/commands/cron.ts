@@ -2,7 +2,7 @@ import type { CronJob, CronRun } from '../client.ts';
 import type { CommandModule } from '../context.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { parsePositiveInt } from '../option-parsers.ts';
-import { shortDate } from '../output.ts';
+import { oneLine, shortDate } from '../output.ts';
 
 /** `dynctl cron list|run NAME|runs NAME`: cron jobs (/api/cron), needs manage_api. */
 export const cronCommands: CommandModule = {
@@ -28,11 +28,12 @@ export const cronCommands: CommandModule = {
         const client = await context.client();
         const run = await client.runCronJob(name);
         context.out.result(run, () => {
-          if (run.status === 'ok') context.out.success(`Cron job "${run.jobName}" ran in ${run.durationMs} ms`);
-          else context.out.line(`${context.out.paint('red', '✗')} Cron job "${run.jobName}" failed in ${run.durationMs} ms: ${run.error ?? ''}`);
+          if (run.status === 'ok') context.out.success(`Cron job "${oneLine(run.jobName)}" ran in ${run.durationMs} ms`);
+          // The job's error is the job's own text: on one line, colour codes in it shown escaped too.
+          else context.out.line(`${context.out.paint('red', '✗')} Cron job "${oneLine(run.jobName)}" failed in ${run.durationMs} ms: ${oneLine(run.error ?? '')}`);
           if (run.output !== null && run.output !== undefined) context.out.line(JSON.stringify(run.output, null, 2));
         });
-        if (run.status !== 'ok') throw new CliError(`the run failed: ${run.error ?? ''}`, EXIT.failure, { resultPrinted: true });
+        if (run.status !== 'ok') throw new CliError(`the run failed: ${oneLine(run.error ?? '')}`, EXIT.failure, { resultPrinted: true });
       });
 
     cron
