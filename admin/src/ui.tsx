@@ -236,13 +236,35 @@ export function ToastHost() {
   ) : null;
 }
 
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [contenteditable="true"], [tabindex]:not([tabindex="-1"])';
+
+/**
+ * Tab and Shift+Tab go round the dialog's own controls: the page behind it is not reachable
+ * (a link there would leave the page and lose what the dialog holds).
+ */
+function keepFocusIn(box: HTMLElement, event: KeyboardEvent): void {
+  const focusable = [...box.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.getClientRects().length > 0);
+  const first = focusable[0];
+  const last = focusable[focusable.length - 1];
+  if (!first || !last) return;
+  const active = document.activeElement;
+  const inside = active instanceof Node && box.contains(active);
+  if (event.shiftKey ? !inside || active === first : !inside || active === last) {
+    event.preventDefault();
+    (event.shiftKey ? last : first).focus();
+  }
+}
+
 export function Modal(props: { title: string; onClose: () => void; wide?: boolean; children: ComponentChildren }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const previous = document.activeElement as HTMLElement | null;
     const first = box.current?.querySelector<HTMLElement>('[autofocus], input, select, textarea, button');
     first?.focus();
-    const onKey = (event: KeyboardEvent) => event.key === 'Escape' && props.onClose();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') props.onClose();
+      else if (event.key === 'Tab' && box.current) keepFocusIn(box.current, event);
+    };
     addEventListener('keydown', onKey);
     return () => {
       removeEventListener('keydown', onKey);

@@ -220,6 +220,16 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     const viewBefore = await view.isChecked();
     await page.getByRole('group', { name: 'Permissions' }).getByText('Permissions', { exact: true }).click();
     await expect(view.isChecked()).resolves.toBe(viewBefore);
+    // Tab and Shift+Tab go round the dialog's controls, never to the page behind it.
+    const focusInDialog = () => page.evaluate(() => !!document.activeElement && !!document.querySelector('[role="dialog"]')?.contains(document.activeElement));
+    for (let i = 0; i < 20; i++) {
+      await page.keyboard.press('Tab');
+      expect(await focusInDialog(), `after ${i + 1} Tab presses`).toBe(true);
+    }
+    for (let i = 0; i < 5; i++) {
+      await page.keyboard.press('Shift+Tab');
+      expect(await focusInDialog(), `after ${i + 1} Shift+Tab presses`).toBe(true);
+    }
     await page.getByRole('button', { name: 'Create' }).click();
     const key = (await page.getByTestId('new-key').textContent())?.trim() ?? '';
     expect(key).toMatch(/^dyn_/);
