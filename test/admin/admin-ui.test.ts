@@ -152,6 +152,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByLabel('Request body').fill(JSON.stringify({ title: 'The Dispossessed', author: author.body.data._id }));
     await page.getByRole('button', { name: 'Send' }).click();
     await expect(page.getByTestId('try-result').textContent()).resolves.toContain('Status 201');
+    // A body that is not JSON: the error, and no answer left over from the request before.
+    await page.getByLabel('Request body').fill('{"title": ');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText(/^Not JSON:/).waitFor();
+    await expect(page.getByTestId('try-result').count()).resolves.toBe(0);
     const live = await t.api('POST', '/api/ui/books', { body: { title: 'Nowhere', author: '0123456789abcdef01234567' } });
     expect(live.status).toBe(400);
   });
@@ -221,7 +226,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByRole('group', { name: 'Permissions' }).getByText('Permissions', { exact: true }).click();
     await expect(view.isChecked()).resolves.toBe(viewBefore);
     // Tab and Shift+Tab go round the dialog's controls, never to the page behind it.
-    const focusInDialog = () => page.evaluate(() => !!document.activeElement && !!document.querySelector('[role="dialog"]')?.contains(document.activeElement));
+    const focusInDialog = () => page.evaluate(`!!document.querySelector('[role="dialog"]')?.contains(document.activeElement)`);
     for (let i = 0; i < 20; i++) {
       await page.keyboard.press('Tab');
       expect(await focusInDialog(), `after ${i + 1} Tab presses`).toBe(true);

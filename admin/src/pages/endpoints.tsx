@@ -156,12 +156,14 @@ function TryIt(props: { endpoint: Endpoint }) {
         applyNetworkAccess,
       };
     } catch (parseError) {
+      // The answer shown was to another request: it goes, so it is not read as this one's.
+      setResult(null);
       setError(new Error(`Not JSON: ${errorText(parseError)}`));
       return;
     }
     const res = await attempt(() => api('POST', `/api/endpoints/${e._id}/test`, { body: payload }));
-    if (res.ok) setResult(res.value.data);
-    else setError(res.error);
+    setResult(res.ok ? res.value.data : null);
+    if (!res.ok) setError(res.error);
   };
   return (
     <div>
