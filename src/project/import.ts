@@ -13,7 +13,6 @@
 // records in one step (Store.moveStaged). A bad line, a dropped connection or a failed step
 // deletes the stage and leaves the records as they were.
 import { AppError, badRequest } from '../lib/errors.ts';
-import { DuplicateKeyError } from '../store/types.ts';
 import type { Line } from '../lib/json-lines.ts';
 import type { Actor } from '../model/actor.ts';
 import { DEFAULT_SETTINGS } from '../services/settings.ts';
@@ -174,7 +173,7 @@ async function commit(services: ProjectServices, bundle: Bundle, plan: Plan, sta
     // makes stale (counters are not recomputed at start on the embedded store).
     if (stage) await services.records.markExpiring(stage.expiring);
     // The records and their totals, in one step (see RecordStage.commit).
-    const moved = stage ? await stage.commit(options.mode, await endpointKind.ids(services)).catch((error: unknown) => { throw uniqueClash(error); }) : null;
+    const moved = stage ? await stage.commit(options.mode, await endpointKind.ids(services)) : null;
     return { changes: applied, records: moved };
   });
   const summary = summarize(changes);
@@ -233,15 +232,4 @@ function inspect(value: unknown, depth: number, at: string): void {
     if (!Array.isArray(value) && FORBIDDEN_KEYS.has(key)) throw badRequest(`Invalid bundle: ${at} contains the forbidden key "${key}"`, [{ field: at, message: `contains the forbidden key "${key}"` }]);
     inspect(inner, depth + 1, at);
   }
-}
-
-/**
- * A record the move refused for a unique field: a 409 naming the field and the path (the store
- * does not say which records clash; two in the bundle, or one in it and one kept in the store).
- */
-function uniqueClash(error: unknown): unknown {
-  if (!(error instanceof DuplicateKeyError) || error.collection !== 'endpointdatas' || !error.scope) return error;
-  const field = (error.fields[0] ?? '').replace(/^data\./, '');
-  const message = `${field} must be unique on ${error.scope}: two records of the import, or one of it and one kept in the store, have the same ${field}`;
-  return new AppError(409, `Import refused: ${message}; nothing was imported`, { details: [{ field: `data[${error.scope}].${field}`, message: 'must be unique' }] });
 }

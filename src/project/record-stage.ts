@@ -2,7 +2,7 @@
 // staging collection while the request streams in (no read of records looks there), then moved
 // into `endpointdatas` in one step when the import commits (Store.moveStaged), or deleted when it
 // fails. Memory holds one batch, the set of paths seen and the owners named — never the records.
-import { badRequest } from '../lib/errors.ts';
+import { AppError, badRequest } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { DuplicateKeyError, type Store } from '../store/types.ts';
 import type { StagedRow } from './data.ts';
@@ -85,7 +85,11 @@ export class RecordStage {
       field: 'count',
       of: { collection: RECORDS, filter: { resourcePath } },
     }));
-    return this.store.moveStaged({ from: STAGING, stageId: this.stageId, to: RECORDS, replace: mode === 'replace', remap: { field: 'endpointId', values }, recounts });
+    try {
+      return await this.store.moveStaged({ from: STAGING, stageId: this.stageId, to: RECORDS, replace: mode === 'replace', remap: { field: 'endpointId', values }, recounts });
+    } catch (error) {
+      throw uniqueClash(error);
+    }
   }
 
   /** Deletes whatever is staged (after a failure, or a commit: then nothing is left). */
@@ -136,4 +140,15 @@ export class RecordStage {
 function repeats(at: string, id: string): Error {
   const field = at.startsWith('line ') ? `${at}: record._id` : `${at}._id`;
   return badRequest(`Invalid bundle: ${field} repeats the id ${id}`, [{ field, message: `repeats the id ${id}` }]);
+}
+
+/**
+ * A record the move refused for a unique field: a 409 naming the field and the path (the store
+ * does not say which records clash: two in the bundle, or one in it and one kept in the store).
+ */
+function uniqueClash(error: unknown): unknown {
+  if (!(error instanceof DuplicateKeyError) || error.collection !== RECORDS || !error.scope) return error;
+  const field = (error.fields[0] ?? '').replace(/^data\./, '');
+  const message = `${field} must be unique on ${error.scope}: two records of the import, or one of it and one kept in the store, have the same ${field}`;
+  return new AppError(409, `Import refused: ${message}; nothing was imported`, { details: [{ field: `data[${error.scope}].${field}`, message: 'must be unique' }] });
 }

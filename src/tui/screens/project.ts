@@ -120,6 +120,7 @@ export function ProjectScreen(): React.ReactElement {
       // Another directory: the plan shown was another directory's, so it goes (p plans this one).
       plan.clear();
       apply.clear();
+      setNotice(null);
       setDir(next);
     }
     setDraft(null);
