@@ -865,6 +865,22 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
       expect(await store.collection('sessions').count({})).toBe(1);
     });
 
+    it('findOne by a unique field finds by value, compares like types and skips an expired document', async () => {
+      const settings = store.collection('systemsettings');
+      await settings.insertOne({ key: 'site', v: 1 });
+      await settings.insertOne({ key: [1], v: 2 });
+      await settings.insertOne({ key: '[2]', v: 3 });
+      expect((await settings.findOne({ key: 'site' }))?.v).toBe(1);
+      expect(await settings.findOne({ key: '[1]' })).toBeNull();
+      expect((await settings.findOne({ key: '[2]' }))?.v).toBe(3);
+      expect(await settings.findOne({ key: 'nope' })).toBeNull();
+      const sessions = store.collection('sessions');
+      await sessions.insertOne({ tokenHash: 'old', expiresAt: past() });
+      await sessions.insertOne({ tokenHash: 'new', expiresAt: future() });
+      expect(await sessions.findOne({ tokenHash: 'old' })).toBeNull();
+      expect((await sessions.findOne({ tokenHash: 'new' }))?.tokenHash).toBe('new');
+    });
+
     it('a collection without TTL returns documents whose expiresAt has passed and sweepExpired leaves them', async () => {
       const attempts = store.collection('loginattempts');
       await attempts.insertOne({ loginKey: 'ann', expiresAt: past() });

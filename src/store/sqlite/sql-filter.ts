@@ -27,6 +27,9 @@ function typeGuard(type: string, value: Scalar): string {
   return `${type} = 'text'`;
 }
 
+/** A string that may be the JSON text of an array or object: its equality needs a type check. */
+export const JSON_LIKE = /^\s*[[{]/;
+
 /** The field equals one of the (non-null) values, comparing like types only. */
 function equalsAny(layout: Layout, field: string, values: Scalar[], params: SqlValue[]): string {
   const expr = layout.fieldExpr(field);
@@ -40,7 +43,7 @@ function equalsAny(layout: Layout, field: string, values: Scalar[], params: SqlV
   const numbers = values.filter((v) => typeof v === 'number');
   // json_extract yields text only for strings and for arrays/objects (as JSON): a string that
   // cannot be such JSON text needs no type check, which keeps hot lookups cheap.
-  const jsonLike = (v: Scalar): boolean => typeof v === 'string' && /^\s*[[{]/.test(v);
+  const jsonLike = (v: Scalar): boolean => typeof v === 'string' && JSON_LIKE.test(v);
   const plainTexts = texts.filter((v) => !jsonLike(v));
   const guardedTexts = texts.filter(jsonLike);
   if (plainTexts.length > 0) groups.push(inList(plainTexts));

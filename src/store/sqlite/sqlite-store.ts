@@ -38,7 +38,7 @@ import { rowInserter } from './append-insert.ts';
 import { encodeRows } from './append-rows.ts';
 import { AppendWriter } from './append-writer.ts';
 import { layoutOf, type Layout, type SqlValue } from './layout.ts';
-import { compileSearch, compileWhere } from './sql-filter.ts';
+import { JSON_LIKE, compileSearch, compileWhere } from './sql-filter.ts';
 import { jsonRowOf } from '../json-view.ts';
 import { createFieldIndexSql, duplicateValueSql, fieldIndexName, parseFieldIndex, type FieldIndex } from './field-indexes.ts';
 import { IndexBuilder } from './index-builder.ts';
@@ -446,6 +446,33 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
       });
     };
 
+    /*
+     * findOne by the one field of a unique index (a path's record counter on every list, a
+     * session, an API key, a setting): the SQL for a string value is the same text whatever the
+     * value, so it is compiled once per field instead of on every call (~10 µs a lookup).
+     * A JSON-like string compiles differently (equalsAny's type guard) and takes the general way.
+     */
+    const uniqueFields = new Set(spec.fieldIndexes ? [] : spec.indexes.filter((index) => index.unique && index.fields.length === 1).map((index) => index.fields[0] as string));
+    const uniqueLookups = new Map<string, string>();
+    const selectUnique = (filter: Filter): Doc[] | undefined => {
+      let field: string | undefined;
+      for (const key in filter) {
+        if (field !== undefined) return undefined;
+        field = key;
+      }
+      if (field === undefined || !uniqueFields.has(field)) return undefined;
+      const value = filter[field];
+      if (typeof value !== 'string' || JSON_LIKE.test(value)) return undefined;
+      let sql = uniqueLookups.get(field);
+      if (sql === undefined) {
+        sql = selectSql(parseFilter({ [field]: 'a' }), { limit: 1 }, []);
+        uniqueLookups.set(field, sql);
+      }
+      const params: SqlValue[] = [value];
+      if (spec.ttl) params.push(new Date().toISOString());
+      return prepare(sql).all(...params).map((row) => layout.fromRow(row));
+    };
+
     const countQuery = (node: FilterNode, search: Search | undefined, params: SqlValue[]): string => {
       const plan = planFor(node, undefined);
       return `FROM ${from(plan)} WHERE ${where(node, search, params, plan)}`;
@@ -656,7 +683,7 @@ export function openSqliteStore(options: SqliteOptions): EmbeddedStore {
         return spec.bulk ? bulk(write) : write();
       }),
       findById: (id) => run(() => (typeof id === 'string' ? selectById(id) : null)),
-      findOne: (filter, options) => run(() => selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) })[0] ?? null),
+      findOne: (filter, options) => run(() => ((options?.sort ? undefined : selectUnique(filter)) ?? selectRows(filter, { limit: 1, ...(options?.sort ? { sort: options.sort } : {}) }))[0] ?? null),
       find: (filter, options = {}) => run(() => selectRows(filter, options)),
       findJson: (filter, options, view) => run(() => selectView(filter, options, view)),
       findJsonById: (id, view) => run(() => (typeof id === 'string' ? selectViewById(id, view) : null)),
