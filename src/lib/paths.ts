@@ -39,6 +39,14 @@ export function splitPath(path: string): string[] {
   return parts;
 }
 
+/**
+ * The pattern with its parameters' names left out (`/t/:shop/books` → `/t/:/books`): two
+ * patterns of one shape match the same request paths.
+ */
+export function pathShape(pattern: PathPattern): string {
+  return '/' + pattern.segments.map((segment) => ('literal' in segment ? segment.literal : ':')).join('/');
+}
+
 export function parsePathPattern(raw: string): PathPattern {
   const path = normalizePath(raw);
   if (path.length > MAX_LENGTH) throw new InvalidPathError(`path is longer than ${MAX_LENGTH} characters`);

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
-import { parsePathPattern, unversionedPaths, versionedPath } from '../lib/paths.ts';
+import { parsePathPattern, pathShape, unversionedPaths, versionedPath, type PathPattern } from '../lib/paths.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Actor } from '../model/actor.ts';
 import {
@@ -495,6 +495,9 @@ export class EndpointsService {
     const checkedPath = checkEndpointPath(input.path, { system: current?.isSystem === true });
     const parsed = checkedPath.pattern;
     if (parsed) await this.assertNoVersionClash(parsed.path, input.method, input.apiVersion ?? null, current?._id ?? null);
+    // Only a new route is checked (definitions saved before this check keep saving), and only a
+    // path without problems of its own (a reserved path is a 400 first).
+    if (parsed && checkedPath.problems.length === 0 && (current === null || current.path !== parsed.path || current.method !== input.method)) await this.assertNoShapeClash(parsed, input.method, current?._id ?? null);
     addRuleProblems(problems, checkedPath.problems);
     const checkedSchema = checkEndpointSchema(input.schema, parsed ? { path: parsed } : {});
     addRuleProblems(problems, checkedSchema.problems);
@@ -559,6 +562,34 @@ export class EndpointsService {
       const served = `"${other.name}" (${other.method} ${other.path}${other.apiVersion ? `, ${other.apiVersion}` : ''})`;
       if (other.method === method) throw conflict(`${method} ${clash} is already served by ${served}`);
       throw conflict(`${method} ${clash}: ${clash} is already served by ${served}, with the records of another path; a definition there would answer one URL from two sets of records`);
+    }
+  }
+
+  /**
+   * 409 where this definition and another of its method would take each other's requests (see the
+   * route table's precedence): the same path but for parameter names (`/t/:a/books` beside
+   * `/t/:b/books`: one is never reached), or one's collection route taking every item route of the
+   * other (`/t/books/:x` beside `/t/books`, whose `GET /t/books/<id>` would reach `/t/books/:x`).
+   * Read through the path index from the path's literal start (up to its first parameter), so a
+   * save reads the definitions under that prefix, not all of them.
+   */
+  private async assertNoShapeClash(pattern: PathPattern, method: HttpMethod, selfId: string | null): Promise<void> {
+    const last = pattern.segments[pattern.segments.length - 1];
+    const lastParam = last && 'param' in last ? last.param : null;
+    const base = lastParam === null ? pattern.path : pattern.path.slice(0, pattern.path.lastIndexOf('/'));
+    const firstParam = base.indexOf(':');
+    const prefix = firstParam === -1 ? base : base.slice(0, firstParam);
+    // Paths are ASCII without DEL (LITERAL in src/lib/paths.ts), so this bounds every path with the prefix.
+    const others = await this.endpoints.find({ path: { $gte: prefix, $lt: `${prefix}\u007f` }, method });
+    const mine = pathShape(pattern);
+    for (const other of others) {
+      // The same path is the (path, method) index's duplicate, reported as such.
+      if (other._id === selfId || other.path === pattern.path) continue;
+      const theirs = pathShape(parsePathPattern(other.path));
+      const served = `"${other.name}" (${other.method} ${other.path})`;
+      if (theirs === mine) throw conflict(`${method} ${pattern.path} matches the same requests as ${served}, which would answer them`);
+      if (mine === `${theirs}/:`) throw conflict(`${method} ${pattern.path} would take every record route of ${served}: ${method} ${other.path}/<id> would reach it instead. Put a literal segment before :${lastParam} (e.g. ${base}/by-${lastParam}/:${lastParam}) or give ${served} a handler`);
+      if (theirs === `${mine}/:`) throw conflict(`${method} ${pattern.path}: its record routes (${method} ${pattern.path}/<id>) would be taken by ${served}`);
     }
   }
 

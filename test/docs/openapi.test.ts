@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUserWith, startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { createUserWith, giveLegacyPath, startTestServer, type TestServer } from '../helpers/test-server.ts';
 
 /**
  * GET /api/openapi.json: the OpenAPI document of every enabled dynamic endpoint, checked with a
@@ -240,11 +240,13 @@ describe('with openApiPublic off', () => {
   });
 });
 
-describe('paths that differ only in parameter names', () => {
+describe('paths that differ only in parameter names (saved before the path-shape rule)', () => {
   beforeAll(async () => {
     await define({ method: 'GET', path: '/api/things', schema: {} });
     await define({ method: 'PUT', path: '/api/things', schema: {} });
-    await define({ method: 'GET', path: '/api/things/:slug', schema: {} });
+    // Refused today (409: it takes GET /api/things's record routes); a store may hold it from before.
+    const slug = await define({ method: 'GET', path: '/api/things-by/:slug', schema: {} });
+    await giveLegacyPath(t, slug._id, '/api/things/:slug');
   });
 
   it('share one path, and of two operations with the same method the one the engine serves is described', async () => {

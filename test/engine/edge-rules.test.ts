@@ -15,6 +15,37 @@ const define = (body: Record<string, unknown>) =>
   t.api('POST', '/api/endpoints', { token: admin, body: { name: `e-${Math.random().toString(36).slice(2, 8)}`, accessType: 'public', schema: { title: { type: 'string' } }, ...body } });
 
 describe('definition edge rules', () => {
+  it('refuses a definition that would take another one\'s requests (409), and changes nothing', async () => {
+    const books = await define({ name: 'Books', path: '/api/shape/books', method: 'GET' });
+    expect(books.status).toBe(201);
+    // A collection route one :param below: GET /api/shape/books/<id> would reach it instead.
+    const takeover = await define({ path: '/api/shape/books/:slug', method: 'GET' });
+    expect(takeover.status).toBe(409);
+    expect(takeover.body).toEqual({
+      success: false,
+      error: 'GET /api/shape/books/:slug would take every record route of "Books" (GET /api/shape/books): GET /api/shape/books/<id> would reach it instead. Put a literal segment before :slug (e.g. /api/shape/books/by-slug/:slug) or give "Books" (GET /api/shape/books) a handler',
+    });
+    // Another method is another route; a literal segment does not take the item routes.
+    expect((await define({ path: '/api/shape/books/:slug', method: 'DELETE' })).status).toBe(201);
+    expect((await define({ path: '/api/shape/books/by-slug/:slug', method: 'GET' })).status).toBe(201);
+    // The other way round: a definition whose record routes an existing one takes.
+    const under = await define({ path: '/api/shape/:shop/shelves/:shelf', method: 'GET' });
+    expect(under.status).toBe(201);
+    const shelves = await define({ path: '/api/shape/:store/shelves', method: 'GET' });
+    expect(shelves.status).toBe(409);
+    expect(shelves.body.error).toMatch(/^GET \/api\/shape\/:store\/shelves: its record routes \(GET \/api\/shape\/:store\/shelves\/<id>\) would be taken by ".+" \(GET \/api\/shape\/:shop\/shelves\/:shelf\)$/);
+    // The same path but for parameter names: one of the two would never be reached.
+    const renamed = await define({ path: '/api/shape/:a/shelves/:b', method: 'GET' });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body.error).toMatch(/^GET \/api\/shape\/:a\/shelves\/:b matches the same requests as ".+" \(GET \/api\/shape\/:shop\/shelves\/:shelf\), which would answer them$/);
+    // An update that moves a definition onto such a path is refused too; its own save is not.
+    const moved = await t.api('PUT', `/api/endpoints/${under.body.data._id}`, { token: admin, body: { path: '/api/shape/books/:slug' } });
+    expect(moved.status).toBe(409);
+    expect((await t.api('PUT', `/api/endpoints/${under.body.data._id}`, { token: admin, body: { description: 'kept' } })).status).toBe(200);
+    const paths = (await t.api('GET', '/api/endpoints?search=shape&limit=100', { token: admin })).body.data.map((e: { method: string; path: string }) => `${e.method} ${e.path}`).sort();
+    expect(paths).toEqual(['DELETE /api/shape/books/:slug', 'GET /api/shape/:shop/shelves/:shelf', 'GET /api/shape/books', 'GET /api/shape/books/by-slug/:slug']);
+  });
+
   it('refuses a path that equals another definition\'s versioned form, both ways (409)', async () => {
     expect((await define({ path: '/api/edge/items', method: 'GET', apiVersion: 'v1' })).status).toBe(201);
     const explicit = await define({ path: '/api/v1/edge/items', method: 'GET' });

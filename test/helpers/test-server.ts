@@ -113,3 +113,18 @@ export async function createUserWith(
   const session = await t.login(login, password);
   return { token: session.accessToken, userId: user.body.data._id, login, password, groupId };
 }
+
+/**
+ * Gives a definition a path the API now refuses (one taking another definition's requests: see
+ * the README, Paths), as a store written before that rule holds it: the path goes into the store,
+ * and a save through the API (a new description) bumps the endpoints revision, so the route table
+ * is built again with it.
+ */
+export async function giveLegacyPath(t: TestServer, id: string, path: string): Promise<void> {
+  const endpoints = t.server.services.store.collection<{ _id: string; revision: number }>('endpoints');
+  const doc = await endpoints.findById(id);
+  if (!doc) throw new Error(`no definition ${id}`);
+  await endpoints.updateOne({ _id: id }, { $set: { path, revision: doc.revision + 1 } });
+  const saved = await t.api('PUT', `/api/endpoints/${id}`, { token: await t.adminToken(), body: { description: `saved before the path-shape rule: ${path}` } });
+  if (saved.status !== 200 || saved.body.data.path !== path) throw new Error(`legacy path not kept: ${saved.status} ${saved.text}`);
+}
