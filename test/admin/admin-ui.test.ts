@@ -5,6 +5,8 @@
 // skipped; .ci/run installs it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -418,6 +420,38 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     }
   });
 
+  it('does not offer a manage_api user the user.* events, and a test event that fails says why', async () => {
+    // Signed in as the manage_api user of the tests above; the receiver is real and answers 503.
+    const receiver = createServer((_req, res) => {
+      res.statusCode = 503;
+      res.end('down for maintenance');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      await go('/webhooks');
+      await page.getByRole('button', { name: 'New webhook' }).click();
+      const form = page.getByRole('dialog');
+      await expect(form.getByRole('checkbox', { name: 'user.created' }).isDisabled()).resolves.toBe(true);
+      await expect(form.getByRole('checkbox', { name: 'all (*)' }).isDisabled()).resolves.toBe(true);
+      await expect(form.getByRole('checkbox', { name: 'record.created' }).isDisabled()).resolves.toBe(false);
+      await form.getByText('user.* events carry user records: following them needs view or manage_users').waitFor();
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      const port = (receiver.address() as AddressInfo).port;
+      const admin = await t.adminToken();
+      expect((await t.api('PUT', '/api/settings', { token: admin, body: { outboundAllowList: [`127.0.0.1:${port}`] } })).status).toBe(200);
+      const hook = await t.api('POST', '/api/webhooks', { token: admin, body: { name: 'down-hook', url: `http://127.0.0.1:${port}/in`, events: ['record.created'] } });
+      expect(hook.status).toBe(201);
+      await go(`/webhooks/${hook.body.data._id}`);
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      await expect(alert.textContent()).resolves.toMatch(/^The test event was not delivered: the receiver answered 503: down for maintenance\. It is retried at .+\.$/);
+      await expect(page.locator('.toast').count()).resolves.toBe(0);
+    } finally {
+      receiver.close();
+    }
+  });
+
   it('changes your own password on the users page through the profile, asking for the current one', async () => {
     const manager = await createUserWith(t, ['manage_users'], 'self-editor');
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -440,6 +474,17 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
     await page.getByRole('cell', { name: 'self-editor', exact: true }).waitFor();
     expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: 'self-chosen-pw-2' } })).status).toBe(200);
     expect((await t.api('POST', '/api/auth/login', { body: { login: manager.login, password: manager.password } })).status).toBe(401);
+    // The administrator's groups grant what this manager lacks: the row says so, with no buttons
+    // the API would refuse, and the new-user form does not offer the Administrators group.
+    const adminRow = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'admin', exact: true }) });
+    await expect(adminRow.getByRole('button').count()).resolves.toBe(0);
+    await expect(adminRow.getByRole('cell').last().textContent()).resolves.toBe('changing needs manage_api, view, view_logs');
+    await expect(row.getByRole('button', { name: 'Edit' }).count()).resolves.toBe(1);
+    await page.getByRole('button', { name: 'New user' }).click();
+    const form = page.getByRole('dialog');
+    await expect(form.getByRole('checkbox', { name: 'Administrators' }).isDisabled()).resolves.toBe(true);
+    await expect(form.getByRole('checkbox', { name: 'g-self-editor' }).isDisabled()).resolves.toBe(false);
+    await form.getByRole('button', { name: 'Cancel' }).click();
   });
 });
 

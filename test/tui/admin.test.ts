@@ -170,6 +170,26 @@ describe('dynctl tui: users and groups', () => {
       await tui.waitFor(/bob +Bob +active/);
       await tui.press('u');
       await tui.waitFor('✓ bob was not locked');
+      // Enter shows the user; the "✓" line went with the key after it, and Esc comes back.
+      await tui.press(KEY.enter);
+      const detail = await tui.waitFor('User bob');
+      expect(detail).toMatch(/Login +bob/);
+      expect(detail).toMatch(/Groups +none/);
+      expect(detail).not.toContain('✓ bob');
+      await tui.press(KEY.escape);
+      await tui.waitFor(/bob +Bob +active/);
+      await tui.press('/');
+      await tui.press('\u0015');
+      await tui.type('viewer');
+      await tui.press(KEY.enter);
+      await tui.waitFor(/viewer +Vera Viewer/);
+      await tui.press(KEY.enter);
+      // Group names come with the groups' list, read when the user is opened.
+      const viewer = await tui.waitFor('Viewers (view, view_logs)');
+      expect(viewer).toContain('User viewer');
+      expect(viewer).toMatch(/Email +—/);
+      await tui.press(KEY.escape);
+      await tui.waitFor(/viewer +Vera Viewer/);
       await tui.press(KEY.tab);
       const groups = await tui.waitFor('Viewers');
       expect(groups).toMatch(/Administrators +.*manage_users.* +yes/);

@@ -202,6 +202,36 @@ describe('dynctl tui: endpoints', () => {
     }
   });
 
+  it('scrolls an answer taller than the screen with j/k, PgDn and g/G', async () => {
+    const tui = await renderTui(server, { screen: 'endpoints' });
+    try {
+      await tui.waitFor('/api/shop/orders');
+      await tui.press('/');
+      await tui.type('List products');
+      await tui.press(KEY.enter, KEY.enter);
+      await tui.waitFor('t try it');
+      await tui.press('t');
+      await tui.waitFor('Record id: (empty: list)');
+      await tui.press(KEY.enter);
+      const first = await tui.waitFor(/lines 1–(\d+) of (\d+)/);
+      const [, shown, all] = /lines 1–(\d+) of (\d+)/.exec(first)!.map(Number);
+      expect(all).toBeGreaterThan(shown!);
+      expect(first).toContain('"success": true');
+      await tui.press('j');
+      await tui.waitFor(`lines 2–${shown! + 1} of ${all}`);
+      await tui.press('G');
+      const end = await tui.waitFor(`lines ${all! - shown! + 1}–${all} of ${all}`);
+      expect(end).not.toContain('"success": true');
+      expect(end).toContain('"meta"');
+      await tui.press('g');
+      await tui.waitFor(`lines 1–${shown} of ${all}`);
+      await tui.press('\u001B[6~');
+      await tui.waitFor(`lines ${shown! + 1}–`);
+    } finally {
+      tui.unmount();
+    }
+  });
+
   it('pages the records of an endpoint, shows one as JSON and deletes it after y', async () => {
     const tui = await renderTui(server, { screen: 'endpoints' });
     try {
@@ -221,6 +251,9 @@ describe('dynctl tui: endpoints', () => {
       await tui.press('y');
       await tui.waitFor(`${total - 1} in all`);
       expect(tui.frame()).toContain('✓ deleted');
+      // The line answers that key; the next one is about something else.
+      await tui.press('j');
+      await tui.waitFor(/^(?![\s\S]*✓ deleted)/);
     } finally {
       tui.unmount();
     }

@@ -24,6 +24,30 @@ afterAll(async () => {
 });
 
 describe('dynctl tui: project', () => {
+  // First: the test after it applies the fixture, and a plan of nothing to do is short.
+  it('scrolls a plan taller than the terminal with j/k, PgDn/PgUp and g/G, never past its ends', async () => {
+    const tui = await renderTui(server, { screen: 'project', projectDir: VALID, size: { rows: 10, columns: 80 } });
+    try {
+      await tui.waitFor('Server dir');
+      await tui.press('p');
+      const top = await tui.waitFor(/lines 1-(\d+) of (\d+)/, 30_000);
+      const [, shown, all] = /lines 1-(\d+) of (\d+)/.exec(top)!.map(Number);
+      const lastTop = all! - shown! + 1;
+      await tui.press('G');
+      const end = await tui.waitFor(`lines ${lastTop}-${all} of ${all}`);
+      expect(end).toContain('Plan: 5 to create');
+      // At the end, j stays there and one k goes up one line.
+      await tui.press('j', 'j', 'k');
+      await tui.waitFor(`lines ${lastTop - 1}-${all! - 1} of ${all}`);
+      await tui.press('g');
+      await tui.waitFor(`lines 1-${shown} of ${all}`);
+      await tui.press('\u001B[6~');
+      await tui.waitFor(`lines ${Math.min(lastTop, shown! + 1)}-`);
+    } finally {
+      tui.unmount();
+    }
+  }, 60_000);
+
   it('shows the server directory status, plans a local directory like dynctl diff and applies it after y', async () => {
     const tui = await renderTui(server, { screen: 'project', projectDir: VALID });
     try {

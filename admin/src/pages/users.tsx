@@ -16,6 +16,7 @@ interface User {
 interface Group {
   _id: string;
   name: string;
+  permissions: string[];
 }
 
 function UserForm(props: { user: User | null; groups: Group[]; onDone: () => void; onClose: () => void }) {
@@ -26,6 +27,8 @@ function UserForm(props: { user: User | null; groups: Group[]; onDone: () => voi
   // Your own password is changed through the profile, which asks for the current one (the
   // users API refuses it: a stolen session must not take the account over).
   const self = !!u && session.get().me?._id === u._id;
+  // Putting a user into a group that grants what you lack is refused (403).
+  const lacking = (g: Group): string[] => g.permissions.filter((p) => !(session.get().me?.permissions ?? []).includes(p));
   const save = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = { email: draft.email, name: draft.name, groupIds: draft.groupIds, status: draft.status };
@@ -63,8 +66,8 @@ function UserForm(props: { user: User | null; groups: Group[]; onDone: () => voi
         <Field group label="Groups" name="groupIds" details={details}>
           <div>
             {props.groups.map((g) => (
-              <label class="check">
-                <input type="checkbox" checked={draft.groupIds.includes(g._id)} onChange={(e) => setDraft({ ...draft, groupIds: e.currentTarget.checked ? [...draft.groupIds, g._id] : draft.groupIds.filter((x) => x !== g._id) })} />
+              <label class="check" title={lacking(g).length > 0 ? `grants ${lacking(g).join(', ')}, which you do not hold` : undefined}>
+                <input type="checkbox" disabled={lacking(g).length > 0 && !draft.groupIds.includes(g._id)} checked={draft.groupIds.includes(g._id)} onChange={(e) => setDraft({ ...draft, groupIds: e.currentTarget.checked ? [...draft.groupIds, g._id] : draft.groupIds.filter((x) => x !== g._id) })} />
                 {g.name}
               </label>
             ))}
@@ -102,6 +105,13 @@ export default function Users() {
     list.reload();
   };
   const writable = can('manage_users');
+  // The API refuses to change a user whose groups grant a permission you lack (403): such a row
+  // says so instead of offering buttons that fail.
+  const beyondMe = (u: User): string[] => {
+    const mine = session.get().me?.permissions ?? [];
+    const theirs = u.groupIds.flatMap((id) => groups.data?.find((g) => g._id === id)?.permissions ?? []);
+    return [...new Set(theirs.filter((p) => !mine.includes(p)))];
+  };
   return (
     <Page
       title="Users"
@@ -141,7 +151,12 @@ export default function Users() {
                   <Badge kind={u.status === 'active' ? 'ok' : 'bad'}>{u.status}</Badge>
                 </td>
                 <td class="hide-sm">{fmtAgo(u.lastLoginAt)}</td>
-                {writable && (
+                {writable && beyondMe(u).length > 0 && (
+                  <td class="actions muted small" title="Changing a user needs every permission their groups grant">
+                    changing needs {beyondMe(u).join(', ')}
+                  </td>
+                )}
+                {writable && beyondMe(u).length === 0 && (
                   <td class="actions">
                     <button class="link" onClick={() => setEditing(u)}>
                       Edit

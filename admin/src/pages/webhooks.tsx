@@ -2,11 +2,13 @@
 // send a test event; deliveries with their request and response, redeliver (/webhooks/<id>).
 // A server without webhooks (404) says so instead of failing.
 import { useState } from 'preact/hooks';
-import { ApiError, api, get } from '../api.ts';
+import { ApiError, api, can, get } from '../api.ts';
 import { navigate } from '../router.ts';
-import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, SECRET_HEADERS_HINT, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, useLoad, usePaged } from '../ui.tsx';
+import { EmptyRow, Badge, ErrorBox, Field, Json, Link, Loading, Modal, Page, Pager, SearchBox, SECRET_HEADERS_HINT, attempt, confirmAsk, detailsOf, fmtAgo, fmtDate, toast, useLoad, usePaged } from '../ui.tsx';
 import type { PageProps } from '../pages.ts';
 
+// The API refuses a hook following user.* (or *) to a caller who may not read users (403).
+const USER_EVENTS_HINT = 'user.* events carry user records: following them needs view or manage_users';
 const EVENTS = ['user.created', 'user.updated', 'user.deleted', 'endpoint.created', 'endpoint.updated', 'endpoint.deleted', 'endpoint.called', 'api.error', 'record.created', 'record.updated', 'record.deleted'];
 
 interface Hook {
@@ -57,6 +59,7 @@ function HookForm(props: { hook: Hook | null; onDone: (hook: Hook) => void; onCl
     if (res.ok) props.onDone(res.value.data);
     else setError(res.error);
   };
+  const readsUsers = can('view', 'manage_users');
   const toggle = (event: string, on: boolean) => setDraft({ ...draft, events: on ? [...draft.events, event] : draft.events.filter((e) => e !== event) });
   return (
     <Modal title={h ? `Edit ${h.name}` : 'New webhook'} onClose={props.onClose} wide>
@@ -77,14 +80,18 @@ function HookForm(props: { hook: Hook | null; onDone: (hook: Hook) => void; onCl
         </div>
         <Field group label="Events" name="events" details={details}>
           <div>
-            <label class="check">
-              <input type="checkbox" checked={draft.events.includes('*')} onChange={(e) => toggle('*', e.currentTarget.checked)} /> all (*)
+            <label class="check" title={readsUsers ? undefined : USER_EVENTS_HINT}>
+              <input type="checkbox" disabled={!readsUsers && !draft.events.includes('*')} checked={draft.events.includes('*')} onChange={(e) => toggle('*', e.currentTarget.checked)} /> all (*)
             </label>
-            {EVENTS.map((ev) => (
-              <label class="check">
-                <input type="checkbox" checked={draft.events.includes(ev)} onChange={(e) => toggle(ev, e.currentTarget.checked)} /> {ev}
-              </label>
-            ))}
+            {EVENTS.map((ev) => {
+              const blocked = !readsUsers && ev.startsWith('user.') && !draft.events.includes(ev);
+              return (
+                <label class="check" title={blocked ? USER_EVENTS_HINT : undefined}>
+                  <input type="checkbox" disabled={blocked} checked={draft.events.includes(ev)} onChange={(e) => toggle(ev, e.currentTarget.checked)} /> {ev}
+                </label>
+              );
+            })}
+            {readsUsers ? null : <div class="small muted">{USER_EVENTS_HINT}</div>}
           </div>
         </Field>
         <Field label="Headers (JSON object)" name="headers" details={details} hint={SECRET_HEADERS_HINT}>
@@ -177,6 +184,24 @@ function Deliveries(props: { hook: Hook; tick: number }) {
   );
 }
 
+/** A delivery as the API shows it (publicDelivery). */
+interface Delivery {
+  _id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  responseCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  nextAttemptAt: string | null;
+}
+
+function testFailure(d: Delivery): string {
+  // The dispatcher words a receiver's status as "answered 503: <body>".
+  const why = d.error ? (d.error.startsWith('answered ') ? `the receiver ${d.error}` : d.error) : d.responseCode ? `the receiver answered ${d.responseCode}` : 'no answer';
+  return `The test event was not delivered: ${why}.${d.nextAttemptAt ? ` It is retried at ${fmtDate(d.nextAttemptAt)}.` : ''}`;
+}
+
 function HookDetail(props: { id: string }) {
   const hook = useLoad(() => get<Hook>(`/api/webhooks/${props.id}`).then((r) => r.data), [props.id]);
   const [editing, setEditing] = useState(false);
@@ -186,8 +211,11 @@ function HookDetail(props: { id: string }) {
   if (!hook.data) return <Loading />;
   const h = hook.data;
   const test = async () => {
-    const res = await attempt(() => api('POST', `/api/webhooks/${h._id}/test`), 'Test event sent');
-    setError(res.ok ? null : res.error);
+    const res = await attempt(() => api<Delivery>('POST', `/api/webhooks/${h._id}/test`));
+    // The answer is the delivery after its first attempt: a failed one is no success.
+    const delivery = res.ok ? res.value.data : null;
+    if (delivery?.status === 'delivered') toast(`Test event delivered (HTTP ${delivery.responseCode ?? '?'})`);
+    setError(res.ok ? (delivery && delivery.status !== 'delivered' ? new Error(testFailure(delivery)) : null) : res.error);
     setTick(tick + 1);
     hook.reload();
   };

@@ -12,6 +12,7 @@ import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
 import { SearchLine } from '../components/search-line.ts';
 import { TextField } from '../components/text-field.ts';
+import { TextView } from '../components/text-view.ts';
 import { clip, jsonLines, row, safe } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useCapture, useSession } from '../session.ts';
@@ -268,6 +269,8 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
 
   const result = test.result;
   const bodyLines = result ? jsonLines(result.body) : [];
+  // Each answer is read from its top.
+  const answerKey = React.useMemo(() => String(Math.random()), [result]);
   const room = Math.max(1, rows - 7 - Math.max(0, fields.length - 1));
   const labelWidth = Math.max(...fields.map((field) => field.label.length + 1), 0);
   const path = `${endpoint.path}${ITEM_METHODS.has(endpoint.method) ? '/:id' : ''}`;
@@ -292,8 +295,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
           Box,
           { flexDirection: 'column' },
           h(Text, { wrap: 'truncate' }, 'Status ', h(Text, { color: statusTone(result.status), bold: true }, String(result.status)), safe(`   Time ${result.durationMs} ms   as ${result.request.clientIp}`)),
-          ...bodyLines.slice(0, room).map((line, index) => h(Text, { key: index, wrap: 'truncate' }, line)),
-          bodyLines.length > room ? h(Text, { dimColor: true }, `… ${bodyLines.length - room} more lines`) : null,
+          h(TextView, { key: answerKey, lines: bodyLines, height: room + 1, active: !session.overlay && !editing }),
         )
       : null,
     h(Text, { dimColor: true, wrap: 'truncate' }, help),

@@ -66,6 +66,10 @@ export function ProjectScreen(): React.ReactElement {
   const [confirming, setConfirming] = React.useState(false);
   const [notice, setNotice] = React.useState<string | null>(null);
   const [scroll, setScroll] = React.useState(0);
+  // Where the plan's lines can scroll to, and a page of them, as last drawn (below).
+  const lastScroll = React.useRef(0);
+  const page = React.useRef(1);
+  const scrollTo = (at: number): void => setScroll(Math.max(0, Math.min(lastScroll.current, at)));
   const canApply = session.can('manage_api');
   useCapture(editing);
   const plan = useAction<LocalPlan>();
@@ -97,8 +101,12 @@ export function ProjectScreen(): React.ReactElement {
       else if (input === 'p') {
         setScroll(0);
         runPlan();
-      } else if (input === 'j' || key.downArrow) setScroll((at) => at + 1);
-      else if (input === 'k' || key.upArrow) setScroll((at) => Math.max(0, at - 1));
+      } else if (input === 'j' || key.downArrow) scrollTo(scroll + 1);
+      else if (input === 'k' || key.upArrow) scrollTo(scroll - 1);
+      else if (key.pageDown || input === ' ') scrollTo(scroll + page.current);
+      else if (key.pageUp) scrollTo(scroll - page.current);
+      else if (input === 'g') scrollTo(0);
+      else if (input === 'G') scrollTo(lastScroll.current);
       else if (input === 'e') setDraft(dir);
       else if (input === 'a' && canApply) {
         // Only the plan of the directory shown is applied, and only one with something to do.
@@ -159,13 +167,15 @@ export function ProjectScreen(): React.ReactElement {
     }
   }
   const room = Math.max(2, rows - 4 - serverLines.length - (confirming || apply.busy || apply.result || apply.error ? 1 : 0));
-  const from = Math.min(scroll, Math.max(0, local.length - room + 1));
+  lastScroll.current = local.length > room ? local.length - room + 1 : 0;
+  page.current = Math.max(1, room - 1);
+  const from = Math.min(scroll, lastScroll.current);
   const shownLocal =
-    local.length > room ? [...local.slice(from, from + room - 1), h(Text, { key: 'cut', dimColor: true }, `lines ${from + 1}-${from + room - 1} of ${local.length}  (j/k scroll)`)] : local;
+    local.length > room ? [...local.slice(from, from + room - 1), h(Text, { key: 'cut', dimColor: true }, `lines ${from + 1}-${from + room - 1} of ${local.length}  (j/k, PgUp/PgDn, g/G scroll)`)] : local;
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { bold: true, wrap: 'truncate' }, 'Project', h(Text, { dimColor: true }, `  p plan  ${canApply ? 'a apply  ' : ''}e change dir  j/k scroll  r reload`)),
+    h(Text, { bold: true, wrap: 'truncate' }, 'Project', h(Text, { dimColor: true }, `  p plan  ${canApply ? 'a apply  ' : ''}e change dir  j/k g/G scroll  r reload`)),
     status.loading ? h(Busy, { label: 'loading the project status' }) : null,
     status.error ? h(ErrorView, { error: status.error }) : null,
     ...serverLines,

@@ -1,6 +1,6 @@
 // The records of an endpoint's path, paged (the raw collection browser's `endpointdatas`,
-// searched by resource path; `manage_users`): n/p page, Enter shows one as JSON, x deletes it
-// after a y/N question.
+// searched by resource path; `manage_users`): n/p page, Enter shows one as JSON (scrolled with
+// ↑↓/PgUp/PgDn/g/G when taller than the screen), x deletes it after a y/N question.
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { StoredRecord } from '../../cli/client.ts';
@@ -8,6 +8,7 @@ import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
+import { TextView } from '../components/text-view.ts';
 import { jsonLines, row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
 import { useSession } from '../session.ts';
@@ -36,6 +37,8 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
 
   useKeys(
     (input, key) => {
+      // "✓ deleted" answers the last key; the next one is about something else.
+      if (remove.result !== undefined && !remove.busy) remove.clear();
       if (key.escape) {
         if (records.loading) records.cancel();
         else if (remove.busy) remove.cancel();
@@ -58,8 +61,8 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
     remove.result !== undefined && !remove.error ? h(Text, { key: 'ok', color: tone('green') }, '✓ deleted') : null,
   ];
   if (open) {
-    const lines = jsonLines(open);
-    return h(Box, { flexDirection: 'column' }, header, ...lines.slice(0, rows - 4).map((line, index) => h(Text, { key: index, wrap: 'truncate' }, line)), ...status, footer);
+    const room = rows - 3 - status.filter(Boolean).length;
+    return h(Box, { flexDirection: 'column' }, header, h(TextView, { key: open._id, lines: jsonLines(open), height: room, active: !session.overlay && confirming === null }), ...status, footer);
   }
   const layout = (id: string, created: string, data: string): string => row([{ text: id, width: 24 }, { text: created, width: 19 }, { text: data, width: 'flex' }], columns - 1);
   return h(

@@ -1,5 +1,5 @@
-// Users and groups (Tab switches). Users: search with `/` (the server's search over name, login,
-// email, status), `d` disables or enables the user under the cursor (y/N; disabling ends their
+// Users and groups (Tab switches). Users: Enter shows one (groups by name, with what they
+// grant), search with `/` (the server's search over name, login, email, status), `d` disables or enables the user under the cursor (y/N; disabling ends their
 // sessions), `u` ends a login lockout — both for `manage_users` only. Groups: name, permissions.
 import React from 'react';
 import { Box, Text } from 'ink';
@@ -8,6 +8,7 @@ import { Busy } from '../components/busy.ts';
 import { Confirm } from '../components/confirm.ts';
 import { ErrorView } from '../components/error-view.ts';
 import { ListView } from '../components/list-view.ts';
+import { TextView } from '../components/text-view.ts';
 import { SearchLine } from '../components/search-line.ts';
 import { row, safe, when } from '../format.ts';
 import { useKeys } from '../keys.ts';
@@ -43,6 +44,9 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
   const [searching, setSearching] = React.useState(false);
   const [cursor, setCursor] = React.useState<User | undefined>(undefined);
   const [confirm, setConfirm] = React.useState<User | null>(null);
+  // Enter shows the user under the cursor; the list keeps its search and place meanwhile.
+  const [open, setOpen] = React.useState<{ user: User; index: number } | null>(null);
+  const [place, setPlace] = React.useState(0);
   const users = useRequest((signal) => session.client.users({ page: 1, limit: 100, search: applied || undefined }, { signal }), [applied]);
   const change = useAction<User>(() => users.reload());
   const canWrite = session.can('manage_users');
@@ -51,6 +55,8 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
 
   useKeys(
     (input, key) => {
+      // A "✓ … is disabled" line answers the last key; the next one is about something else.
+      if (change.result !== undefined && !change.busy) change.clear();
       if (key.escape) {
         if (users.loading) users.cancel();
         else if (change.busy) change.cancel();
@@ -63,8 +69,9 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
       else if (input === 'd' && canWrite && cursor) setConfirm(cursor);
       else if (input === 'u' && canWrite && cursor) change.run((signal) => session.client.unlockUser(cursor._id, { signal }));
     },
-    { isActive: !session.overlay && !searching && confirm === null },
+    { isActive: !session.overlay && !searching && confirm === null && open === null },
   );
+  if (open) return h(UserDetail, { user: open.user, onBack: () => setOpen(null) });
 
   const layout = (login: string, name: string, status: string, groups: string, last: string): string =>
     row([{ text: login, width: 18 }, { text: name, width: 'flex' }, { text: status, width: 8 }, { text: groups, width: 6 }, { text: last, width: 19 }], columns - 1);
@@ -72,7 +79,7 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
   return h(
     Box,
     { flexDirection: 'column' },
-    h(Text, { dimColor: true, wrap: 'truncate' }, `${users.data ? `${users.data.total} users   ` : ''}/ search  ${canWrite ? 'd disable/enable  u unlock  ' : ''}r reload`),
+    h(Text, { dimColor: true, wrap: 'truncate' }, `${users.data ? `${users.data.total} users   ` : ''}Enter details  / search  ${canWrite ? 'd disable/enable  u unlock  ' : ''}r reload`),
     h(SearchLine, { value: search, editing: searching, onChange: setSearch, onDone: () => (setSearching(false), setApplied(search.trim())) }),
     users.loading ? h(Busy, { label: 'loading users' }) : null,
     users.error ? h(ErrorView, { error: users.error }) : null,
@@ -84,7 +91,12 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
           header: ` ${layout('LOGIN', 'NAME', 'STATUS', 'GROUPS', 'LAST LOGIN (UTC)')}`,
           render: (user) => layout(user.login, user.name, user.status, String(user.groupIds.length), when(user.lastLoginAt)),
           color: (user) => (user.status === 'disabled' ? tone('gray') : undefined),
-          onCursor: setCursor,
+          onCursor: (user: User | undefined, index: number) => {
+            setCursor(user);
+            setPlace(index);
+          },
+          onOpen: (user: User, index: number) => setOpen({ user, index }),
+          initialCursor: place,
           empty: applied ? `no user matches "${applied}"` : 'no users',
         })
       : null,
@@ -103,6 +115,47 @@ function UserList({ onTyping }: { onTyping(typing: boolean): void }): React.Reac
     result && !change.busy
       ? h(Text, { color: tone('green') }, safe(result.wasLocked === undefined ? `✓ ${result.login} is ${result.status}` : result.wasLocked ? `✓ ${result.login} unlocked` : `✓ ${result.login} was not locked`))
       : null,
+  );
+}
+
+/** One user's fields, their groups by name and what those grant; Esc goes back to the list. */
+function UserDetail({ user, onBack }: { user: User; onBack(): void }): React.ReactElement {
+  const session = useSession();
+  const { rows } = session.size;
+  // Group names need view, manage_users or manage_api; without them the ids are shown.
+  const groups = useRequest((signal) => session.client.listGroups({ signal }), []);
+  useKeys(
+    (_input, key) => {
+      if (key.escape) {
+        if (groups.loading) groups.cancel();
+        else onBack();
+      }
+    },
+    { isActive: !session.overlay },
+  );
+  const groupLines = user.groupIds.map((id) => {
+    const group = groups.data?.find((g) => g._id === id);
+    return group ? `  ${group.name} (${group.permissions.join(', ') || 'no permissions'})` : `  ${id}`;
+  });
+  const lines = [
+    `Login       ${user.login}`,
+    `Name        ${user.name || '—'}`,
+    `Email       ${user.email ?? '—'}`,
+    `Status      ${user.status}`,
+    `Last login  ${when(user.lastLoginAt)}`,
+    `Created     ${when(user.createdAt)}`,
+    `Updated     ${when(user.updatedAt)}`,
+    `Id          ${user._id}`,
+    `Groups      ${user.groupIds.length === 0 ? 'none' : ''}`,
+    ...groupLines,
+  ];
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Text, { bold: true, wrap: 'truncate' }, safe(`User ${user.login}`), h(Text, { dimColor: true }, '  (times in UTC)')),
+    groups.error ? h(Text, { dimColor: true, wrap: 'truncate' }, 'group names not shown: listing groups needs view, manage_users or manage_api') : null,
+    h(TextView, { lines, height: rows - 6, active: !session.overlay }),
+    h(Text, { dimColor: true }, 'Esc back'),
   );
 }
 
