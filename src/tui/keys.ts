@@ -85,12 +85,22 @@ export function KeyboardProvider({ children }: { children: React.ReactNode }): R
     committed.current = null;
     done?.();
   }, [tick]);
+  // Closing: no render will come for a key still waiting for one.
+  React.useEffect(
+    () => () => {
+      queue.current.length = 0;
+      committed.current?.();
+      committed.current = null;
+    },
+    [],
+  );
 
   // Resolves once React has committed what the keystroke changed: the tick is in the same batch,
   // and this provider's layout effect runs after those of everything under it (new fields attach).
   const rendered = (): Promise<void> =>
     new Promise((resolve) => {
-      const timer = setTimeout(() => done(), RENDER_WAIT_MS);
+      // Unref'd: the key that quits is never rendered, and its wait must not hold the process open.
+      const timer = setTimeout(() => done(), RENDER_WAIT_MS).unref();
       const done = (): void => {
         clearTimeout(timer);
         resolve();

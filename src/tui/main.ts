@@ -13,6 +13,9 @@ import { App } from './app.ts';
 import { RETRY_MS } from './use-request.ts';
 import { setColor } from './theme.ts';
 
+/** How long after a resize the frame is drawn afresh: the app's layout follows within a render. */
+const REDRAW_AFTER_MS = 60;
+
 export interface TuiOptions {
   /** The screen to open on (a name from screens/index.ts). */
   screen?: string;
@@ -28,14 +31,40 @@ export async function runTui(context: CliContext, options: TuiOptions = {}): Pro
   };
   // Interactive even where a CI variable is set: the command has already made sure stdin and
   // stdout are a terminal, and Ink would otherwise draw nothing until exit.
-  const app = render(React.createElement(App, { client, profile, onLogin, initialScreen: options.screen, projectDir: context.env.PROJECT_DIR?.trim() || './project' }), {
+  const tree = React.createElement(App, { client, profile, onLogin, initialScreen: options.screen, projectDir: context.env.PROJECT_DIR?.trim() || './project' });
+  const app = render(tree, {
     alternateScreen: true,
     incrementalRendering: true,
     exitOnCtrlC: true,
     patchConsole: true,
     interactive: true,
   });
-  await app.waitUntilExit();
+  // A smaller terminal: Ink draws the frame at once, still as wide as the app laid it out, and
+  // the app's own layout follows a moment later, line by line where lines are unchanged, so rows
+  // of the wrapped first frame would stay. On the alternate screen the whole screen is ours:
+  // once the app has followed, clear it and draw the frame afresh.
+  let width = process.stdout.columns;
+  let height = process.stdout.rows;
+  let redraw: NodeJS.Timeout | undefined;
+  const redrawWhenSmaller = (): void => {
+    if (process.stdout.columns < width || process.stdout.rows < height) {
+      clearTimeout(redraw);
+      redraw = setTimeout(() => {
+        process.stdout.write('\u001b[2J\u001b[H');
+        app.clear();
+        app.rerender(tree);
+      }, REDRAW_AFTER_MS);
+    }
+    width = process.stdout.columns;
+    height = process.stdout.rows;
+  };
+  process.stdout.on('resize', redrawWhenSmaller);
+  try {
+    await app.waitUntilExit();
+  } finally {
+    clearTimeout(redraw);
+    process.stdout.off('resize', redrawWhenSmaller);
+  }
 }
 
 /**

@@ -132,6 +132,12 @@ describe('dynctl tui in a terminal', () => {
     const logs = await waitForPane(/api_call +POST \/api\/notes 201/, 30_000);
     expect(logs).toContain('live, every 2 s');
 
+    // A narrower terminal is drawn afresh: no row of the wider frame stays behind.
+    await tmux('resize-window', '-t', SESSION, '-x', '60', '-y', '30');
+    const narrow = await waitForPane(/^dyn http:\/\/\S+ +as admin\n1:dashbo 2:endpoi/);
+    expect(narrow.split('\n').every((line) => line.length <= 60)).toBe(true);
+    expect(narrow.split('\n').filter((line) => /^dyn http/.test(line))).toHaveLength(1);
+
     await keys('q');
     const deadline = Date.now() + 20_000;
     while (!existsSync(exitFile) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
