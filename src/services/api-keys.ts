@@ -156,14 +156,19 @@ export class ApiKeysService {
       assertHolds(actor.principal, current.permissions, 'extend a key holding');
     }
     if (valid.expiresAt !== undefined && !sameExpiry) assertWithinOwnLife(actor.principal, valid.expiresAt);
+    const sameName = valid.name === undefined || valid.name.trim() === current.name;
+    // A save that changes nothing (a client sending back what it read) writes nothing: no new
+    // updatedAt, no audit entry.
+    if (sameName && (valid.permissions === undefined || samePermissions) && (valid.expiresAt === undefined || sameExpiry)) return current;
     const set: Record<string, unknown> = { updatedAt: new Date() };
-    if (valid.name !== undefined) set.name = valid.name.trim();
+    if (!sameName) set.name = (valid.name as string).trim();
     if (valid.permissions !== undefined && !samePermissions) set.permissions = valid.permissions;
     if (valid.expiresAt !== undefined && !sameExpiry) set.expiresAt = parseExpiry(valid.expiresAt);
     const updated = await this.keys.updateOne({ _id: current._id }, { $set: set, $inc: { version: 1 } });
     if (!updated) throw notFound('API key not found');
     this.forget(current.keyId);
-    await this.audit.change(actor, { action: 'api_key_updated', message: `API key "${updated.name}" updated`, source: 'api-keys' });
+    const changed = Object.keys(set).filter((field) => field !== 'updatedAt');
+    await this.audit.change(actor, { action: 'api_key_updated', message: `API key "${updated.name}" updated (${changed.join(', ')})`, source: 'api-keys' });
     return updated;
   }
 

@@ -161,6 +161,19 @@ describe('changing and revoking a key', () => {
     expect(moved.body.error).toBe('Invalid request body: _id cannot be changed');
   });
 
+  it('writes nothing for a save that changes nothing, and the audit entry of a change names what changed', async () => {
+    const { id } = await createKey(['view']);
+    const read = (await t.api('GET', `/api/api-keys/${id}`, { token: admin })).body.data;
+    const entries = async () => (await t.api('GET', '/api/dashboard/logs?action=api_key_updated&limit=100', { token: admin })).body.data.filter((e: { message: string }) => e.message.includes(read.name));
+    const same = await t.api('PUT', `/api/api-keys/${id}`, { token: admin, body: { ...read, name: ` ${read.name} ` } });
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.data.updatedAt).toBe(read.updatedAt);
+    expect(await entries()).toEqual([]);
+    const changed = await t.api('PUT', `/api/api-keys/${id}`, { token: admin, body: { permissions: ['view_logs'] } });
+    expect(changed.body.data.updatedAt).not.toBe(read.updatedAt);
+    expect((await entries()).map((e: { message: string }) => e.message)).toEqual([`API key "${read.name}" updated (permissions)`]);
+  });
+
   it('a key sent back unchanged is no new grant: a caller without its permissions may still rename it', async () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const { id } = await createKey(['view', 'view_logs'], { expiresAt });
