@@ -14,14 +14,31 @@ export function fieldSchema(def: FieldDef, mode: OpenApiContext['mode'], populat
   // Definitions are validated at save time; an unknown type can only be a stale stored one.
   if (!type) return {};
   const ctx: OpenApiContext = { mode, populated, child: (child) => fieldSchema(child, mode, populated) };
-  const schema = type.openApi(def, ctx);
-  const description = [def.description, schema.description, indexNote(def)].filter((text) => typeof text === 'string' && text !== '').join('; ');
+  const { schema, note } = portablePattern(type.openApi(def, ctx));
+  const description = [def.description, schema.description, note, indexNote(def)].filter((text) => typeof text === 'string' && text !== '').join('; ');
   return {
     ...schema,
     ...(description ? { description } : {}),
     ...(def.defaultValue !== undefined ? { default: def.defaultValue } : {}),
     ...(def.unique === true ? { 'x-dyn-unique': true, 'x-dyn-indexed': true } : def.indexed === true ? { 'x-dyn-indexed': true } : {}),
   };
+}
+
+/**
+ * The server checks patterns with RE2, whose syntax has what JSON Schema's ECMA-262 regular
+ * expressions lack (`(?i)`, `(?P<name>…)`): a validating client or a code generator cannot compile
+ * such a pattern. It is left out of the schema and said in words, so the document stays usable.
+ */
+function portablePattern(schema: JsonSchema): { schema: JsonSchema; note?: string } {
+  const pattern = schema.pattern;
+  if (typeof pattern !== 'string') return { schema };
+  try {
+    new RegExp(pattern, 'u');
+    return { schema };
+  } catch {
+    const { pattern: _left, ...rest } = schema;
+    return { schema: rest, note: `matches the RE2 pattern ${pattern} (checked by the server; not ECMA-262, so not in the schema)` };
+  }
 }
 
 /** What `indexed` / `unique` promise a client, in words (the OpenAPI extensions say it to tools). */
@@ -46,27 +63,52 @@ export function inputSchema(fields: EndpointSchema, kind: 'create' | 'replace' |
 }
 
 /**
- * A stored record as responses show it: `_id`, the fields, the timestamps. Records written under
- * an older schema may hold other fields (schema changes do not migrate data).
+ * A stored record as responses show it: `_id`, the fields, the timestamps. Schema changes do not
+ * migrate data, and other writers (another definition of the path, a handler's `db`) follow their
+ * own rules: a record may lack a field required today, hold a longer text or a value another enum
+ * would refuse, or fields no longer defined. So responses describe the fields' types and words,
+ * never the rules a write is checked against, and a client validating responses with the document
+ * does not fail on records the server really returns.
  */
 export function recordSchema(fields: EndpointSchema, populated: OpenApiContext['populated']): JsonSchema {
-  const required = Object.entries(fields).filter(([, def]) => def.required === true).map(([name]) => name);
   return {
     type: 'object',
+    description: RECORD_NOTE,
     properties: {
       _id: ID,
-      ...properties(fields, 'output', populated),
+      ...descriptive(properties(fields, 'output', populated)),
       createdAt: STAMP,
       updatedAt: STAMP,
       expiresAt: { ...STAMP, description: 'set when the endpoint keeps records for a limited number of days' },
     },
-    required: ['_id', ...required, 'createdAt', 'updatedAt'],
+    required: ['_id', 'createdAt', 'updatedAt'],
   };
 }
 
+const RECORD_NOTE = "A record as stored: the fields' rules (required, lengths, ranges, patterns, allowed values) are checked on writes, so they are in the request bodies only; a record written before a schema change keeps what it was written with.";
+
 /** A reference expanded by `?populate`: `{id, ...fields of the linked record}` (one level deep). */
 export function populatedSchema(fields: EndpointSchema): JsonSchema {
-  return { type: 'object', properties: { id: ID, ...properties(fields, 'input', () => undefined) }, required: ['id'] };
+  return { type: 'object', properties: { id: ID, ...descriptive(properties(fields, 'input', () => undefined)) }, required: ['id'] };
+}
+
+/** The keywords that check a value rather than describe its type (left out of responses). */
+const RULES = new Set(['required', 'minLength', 'maxLength', 'pattern', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'additionalProperties']);
+
+function descriptive(schemas: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  return Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, withoutRules(schema)]));
+}
+
+function withoutRules(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (RULES.has(key)) continue;
+    if (key === 'properties' && value && typeof value === 'object') out[key] = descriptive(value as Record<string, JsonSchema>);
+    else if ((key === 'items' || key === 'not') && value && typeof value === 'object' && !Array.isArray(value)) out[key] = withoutRules(value as JsonSchema);
+    else if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) out[key] = value.map((item) => withoutRules(item as JsonSchema));
+    else out[key] = value;
+  }
+  return out;
 }
 
 export const RECORD_ID_SCHEMA: JsonSchema = ID;

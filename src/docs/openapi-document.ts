@@ -21,6 +21,7 @@ import type { EndpointSchema, JsonSchema } from '../model/field-types/index.ts';
 import { withPathIndexes, type IndexedField } from '../model/indexed-fields.ts';
 import type { CompiledEndpoint } from '../runtime/route-table.ts';
 import { filterParameters, inputSchema, populatedSchema, RECORD_ID_SCHEMA, recordFieldParameters, recordSchema, type ShareFilterSchema } from './field-schemas.ts';
+import { bounded } from './operation-names.ts';
 
 export interface DocumentSource {
   /** The endpoints to describe (all enabled ones, or those the caller may call). */
@@ -207,9 +208,10 @@ export async function planOpenApi(source: DocumentSource, pause: Pause = noPause
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     // A suffixed id could meet another endpoint's own name (`get_api_a` + `_by_id` is the name of
     // `GET /api/a/by/id`): the name wins, the suffixed id takes `_2`.
+    // Bounded again with its suffixes: a name near the limit plus `_by_id` would pass it.
     const wanted = [name, item ? 'by_id' : '', alias ?? ''].filter(Boolean).join('_');
-    let operationId = wanted;
-    for (let n = 2; operationIds.has(operationId) || (operationId !== name && ownNames.has(operationId)); n++) operationId = `${wanted}_${n}`;
+    let operationId = bounded(wanted);
+    for (let n = 2; operationIds.has(operationId) || (operationId !== name && ownNames.has(operationId)); n++) operationId = bounded(`${wanted}_${n}`);
     operationIds.add(operationId);
     let methods = paths.get(path);
     if (!methods) paths.set(path, (methods = new Map()));

@@ -17,7 +17,7 @@ export function baseName(method: string, path: string): string {
 }
 
 /** Cuts a long name and keeps it unique with a short hash of the whole. */
-function bounded(name: string): string {
+export function bounded(name: string): string {
   if (name.length <= MAX_NAME) return name;
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
   return `${name.slice(0, MAX_NAME - 9)}_${hash}`;

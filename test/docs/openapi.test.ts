@@ -327,3 +327,64 @@ describe('datetime fields', () => {
     for (const releasedAt of ['yesterday', '2026-1-1', '2026-01-01 08:30']) expect(request({ title: 'Dated', price: 1, releasedAt })).toBe(false);
   });
 });
+
+describe('records written under other rules', () => {
+  /** A validator of one schema of the document, found by JSON pointer, its $refs resolved in the document. */
+  function schemaAt(doc: any, pointer: string) {
+    return new Ajv({ strict: false, allErrors: true }).addSchema(doc, 'openapi.json').compile({ $ref: `openapi.json#${pointer}` });
+  }
+
+  it('describes responses by type, so records from before a schema change still validate; requests keep the rules', async () => {
+    const loose = [
+      { name: 'a', type: 'string' },
+      { name: 'o', type: 'object' },
+    ];
+    const reader = await define({ method: 'GET', path: '/api/evolving', schema: loose });
+    await define({ method: 'POST', path: '/api/evolving', schema: loose });
+    expect((await t.api('POST', '/api/evolving', { body: { a: 'hello world', o: { x: 1 } } })).status).toBe(201);
+    const strict = [
+      { name: 'a', type: 'string', maxLength: 3, enum: ['abc'] },
+      { name: 'b', type: 'number', required: true, minimum: 0 },
+      { name: 'o', type: 'object', children: [{ name: 'y', type: 'string', required: true }] },
+    ];
+    expect((await t.api('PUT', `/api/endpoints/${reader._id}`, { token: admin, body: { schema: strict } })).status).toBe(200);
+    const list = await t.api('GET', '/api/evolving');
+    expect(list.body.data[0]).toMatchObject({ a: 'hello world', o: { x: 1 } });
+    for (const query of ['', '?version=3.1']) {
+      const doc = await openapi(query);
+      const response = schemaAt(doc, `/paths/${encodeURIComponent('~1api~1evolving')}/get/responses/200/content/application~1json/schema`);
+      expect(response(list.body), JSON.stringify(response.errors)).toBe(true);
+      const record = doc.components.schemas.get_api_evolving_record;
+      expect(record.required).toEqual(['_id', 'createdAt', 'updatedAt']);
+      expect(record.properties.a).toEqual({ type: 'string' });
+      expect(record.description).toMatch(/rules .* are checked on writes/);
+    }
+  });
+
+  it('keeps every operationId within 64 characters, an item route\'s `_by_id` included', async () => {
+    await define({ method: 'GET', path: `/api/${'long-segment/'.repeat(8)}end`, schema: {} });
+    const doc = await openapi();
+    const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId as string));
+    expect(ids.filter((id) => id.length > 64)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('leaves a pattern only RE2 reads out of the schemas, and says it in words', async () => {
+    await define({ method: 'POST', path: '/api/re2', schema: [{ name: 'code', type: 'string', pattern: '(?i)^abc$' }, { name: 'plain', type: 'string', pattern: '^[a-z]+$' }] });
+    expect((await t.api('POST', '/api/re2', { body: { code: 'ABC', plain: 'x' } })).status).toBe(201);
+    for (const query of ['', '?version=3.1']) {
+      const doc = await openapi(query);
+      const input = doc.components.schemas.post_api_re2_input;
+      expect(input.properties.code.pattern).toBeUndefined();
+      expect(input.properties.code.description).toBe('matches the RE2 pattern (?i)^abc$ (checked by the server; not ECMA-262, so not in the schema)');
+      expect(input.properties.plain.pattern).toBe('^[a-z]+$');
+      const request = schemaAt(doc, '/components/schemas/post_api_re2_input');
+      expect(request({ code: 'ABC', plain: 'x' }), JSON.stringify(request.errors)).toBe(true);
+      expect(request({ code: 'ABC', plain: 'X' })).toBe(false);
+    }
+    const tools = await t.api('POST', '/api/mcp', { token: admin, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } });
+    const tool = tools.body.result.tools.find((x: { name: string }) => x.name === 'post_api_re2');
+    expect(JSON.stringify(tool.inputSchema)).not.toContain('"pattern":"(?i)');
+    expect(() => new Ajv({ strict: false }).compile(tool.inputSchema)).not.toThrow();
+  });
+});
