@@ -379,6 +379,43 @@ describe('endpoints and records', () => {
     expectError(await call('PUT', `${base}/endpointdatas/${created.body.data._id}`, { data: { n: 'two' } }), 400);
   });
 
+  it('a record is created through a POST definition, with its schema and retention; a GET one is refused', async () => {
+    const getId = await defineEndpoint('/api/rawx/kept', 'GET', {});
+    const postId = await defineEndpoint('/api/rawx/kept', 'POST', { title: { type: 'string', required: true } }, { retentionDays: 1 });
+    const viaGet = await call('POST', `${base}/endpointdatas`, { endpointId: getId, data: {} });
+    expect(viaGet.status).toBe(400);
+    expect(viaGet.body.error).toBe('Invalid document: endpointId must name a POST definition (or one with a handler): records of /api/rawx/kept are created through one, with its schema and retention');
+    expectError(await call('POST', `${base}/endpointdatas`, { endpointId: postId, data: {} }), 400);
+    const created = await call('POST', `${base}/endpointdatas`, { endpointId: postId, data: { title: 'kept a day' } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data.expiresAt).not.toBeNull();
+    expect((await t.api('GET', '/api/rawx/kept')).body.meta.total).toBe(1);
+  });
+
+  it('a record whose definition was deleted is held to the schema of one still serving its path, or not edited at all', async () => {
+    const postId = await defineEndpoint('/api/rawx/:tid/books', 'POST', { t: { type: 'string' } });
+    await defineEndpoint('/api/rawx/:tid/books', 'GET', { t: { type: 'string' } });
+    const created = await call('POST', `${base}/endpointdatas`, { endpointId: postId, resourcePath: '/api/rawx/abc/books', data: { t: 'x' } });
+    expect(created.status, created.text).toBe(201);
+    expect((await call('DELETE', `/api/endpoints/${postId}`)).status).toBe(200);
+    const read = (await call('GET', `${base}/endpointdatas/${created.body.data._id}`)).body.data;
+    // Forged members would be served by the GET definition beside the record's own fields.
+    const forged = await call('PUT', `${base}/endpointdatas/${read._id}`, { ...editable(read), data: { $gt: 1, 'a.b': 2, _id: 'ffffffffffffffffffffffff', createdAt: '1970-01-01T00:00:00Z' } });
+    expect(forged.status).toBe(400);
+    expect((await t.api('GET', `/api/rawx/abc/books/${read._id}`)).body.data).toMatchObject({ _id: read._id, t: 'x' });
+    const fair = await call('PUT', `${base}/endpointdatas/${read._id}`, { ...editable(read), data: { t: 'y' } });
+    expect(fair.status, fair.text).toBe(200);
+    expect((await t.api('GET', `/api/rawx/abc/books/${read._id}`)).body.data.t).toBe('y');
+    // With no definition left on the path, nothing can check the data: it is not changed.
+    const list = await call('GET', '/api/endpoints?search=/api/rawx/:tid/books');
+    for (const endpoint of list.body.data) expect((await call('DELETE', `/api/endpoints/${endpoint._id}`)).status).toBe(200);
+    const reread = (await call('GET', `${base}/endpointdatas/${read._id}`)).body.data;
+    const orphan = await call('PUT', `${base}/endpointdatas/${read._id}`, { ...editable(reread), data: { t: 'z' } });
+    expect(orphan.status).toBe(400);
+    expect(orphan.body.error).toBe("Invalid document: no definition serves /api/rawx/abc/books any more, so nothing can check this record's data: delete the record instead");
+    expect((await call('DELETE', `${base}/endpointdatas/${read._id}`)).status).toBe(200);
+  });
+
   it('records are searched by resourcePath and by the name-like fields of their data', async () => {
     await defineEndpoint('/api/rawx/people', 'POST', { name: { type: 'string' }, email: { type: 'string' } });
     expect((await t.api('POST', '/api/rawx/people', { body: { name: 'Ada Lovelace', email: 'ada@example.com' } })).status).toBe(201);

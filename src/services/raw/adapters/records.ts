@@ -19,6 +19,25 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
     return endpoint;
   };
 
+  /**
+   * The definition whose schema a record of `resourcePath` is held to when its own was deleted:
+   * one serving the path now (the records of a path are shared), a writer first (POST, PUT,
+   * PATCH, then the others), then the one with more literal segments, as routing prefers. Reads
+   * every definition: only a raw edit of such a record needs it.
+   */
+  const servingNow = async (resourcePath: string): Promise<EndpointDoc | null> => {
+    let best: { endpoint: EndpointDoc; rank: number; literals: number } | null = null;
+    for (const endpoint of await endpoints.all()) {
+      if (endpoint.isSystem) continue;
+      const pattern = parsePathPattern(endpoint.path);
+      if (!paramsOf(pattern, resourcePath)) continue;
+      const rank = WRITERS.indexOf(endpoint.method) === -1 ? WRITERS.length : WRITERS.indexOf(endpoint.method);
+      const literals = pattern.segments.length - pattern.paramNames.length;
+      if (!best || rank < best.rank || (rank === best.rank && literals > best.literals)) best = { endpoint, rank, literals };
+    }
+    return best?.endpoint ?? null;
+  };
+
   const checkData = async (schema: CompiledRecordSchema, data: unknown): Promise<Record<string, unknown>> => {
     const valid = schema.validate(schema.applyDefaults(data));
     await records.assertReferencesExist(schema, valid, { prefix: 'data.' });
@@ -33,6 +52,11 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
     label: (doc) => String(doc.resourcePath),
     async create(input) {
       const endpoint = await endpointOf(input.endpointId);
+      // The API creates records through POST definitions (a GET's schema need not hold what a
+      // record must, nor its retention apply): so does this.
+      if (endpoint.method !== 'POST' && !endpoint.handler.enabled) {
+        throw badRequest(`Invalid document: endpointId must name a POST definition (or one with a handler): records of ${endpoint.path} are created through one, with its schema and retention`, [{ field: 'endpointId', message: `is a ${endpoint.method} definition` }]);
+      }
       const pattern = parsePathPattern(endpoint.path);
       const params = input.resourcePath === undefined ? (pattern.paramNames.length === 0 ? {} : null) : paramsOf(pattern, input.resourcePath);
       if (!params) throw badRequest(`Invalid document: resourcePath must be a path of ${endpoint.path}`, [{ field: 'resourcePath', message: `must match ${endpoint.path}` }]);
@@ -43,9 +67,11 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
     async replace(current, changes) {
       if (changes.data === undefined) return current;
       const record = current as RecordDoc;
-      // A record whose endpoint was deleted is served by nothing: its data is kept as given.
-      const endpoint = await endpoints.get(record.endpointId).catch(() => null);
-      const data = endpoint ? await checkData(compileRecordSchema(endpoint.schema as never), changes.data) : plainObject(changes.data);
+      // A record whose endpoint was deleted is still served by the other definitions of its path:
+      // it is held to the schema of one of them; with none left, nothing can check it.
+      const endpoint = (await endpoints.get(record.endpointId).catch(() => null)) ?? (await servingNow(record.resourcePath));
+      if (!endpoint) throw badRequest(`Invalid document: no definition serves ${record.resourcePath} any more, so nothing can check this record's data: delete the record instead`, [{ field: 'data', message: 'cannot be checked: no definition serves the path' }]);
+      const data = await checkData(compileRecordSchema(endpoint.schema as never), changes.data);
       const updated = await records.replace(record.resourcePath, record._id, data);
       if (!updated) throw badRequest('The record is gone');
       return updated;
@@ -58,6 +84,9 @@ export function recordsAdapter(records: RecordsService, endpoints: EndpointsServ
   };
 }
 
+/** Definitions that write records, in the order their schema is preferred for one whose own is gone. */
+const WRITERS: readonly string[] = ['POST', 'PUT', 'PATCH'];
+
 /** The parameters of a concrete path of the pattern, or null when it is not one. */
 function paramsOf(pattern: PathPattern, path: unknown): Record<string, string> | null {
   if (typeof path !== 'string' || path.length > 1000) return null;
@@ -66,9 +95,4 @@ function paramsOf(pattern: PathPattern, path: unknown): Record<string, string> |
   } catch {
     return null; // a malformed %-escape
   }
-}
-
-function plainObject(value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('Invalid record: data must be a JSON object', [{ field: 'data', message: 'must be a JSON object' }]);
-  return value as Record<string, unknown>;
 }
