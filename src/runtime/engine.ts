@@ -129,7 +129,13 @@ export class Engine {
   private dispatch(table: RouteTable, request: EngineRequest): Promise<EngineResponse> {
     // HEAD is served as GET; the HTTP layer sends the headers without the body.
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
-    if (!match) return Promise.resolve(notServedResponse(table, request.method, request.path));
+    if (!match) {
+      const response = notServedResponse(table, request.method, request.path);
+      // A method a served path does not take is a failed call on the dashboard; it names no
+      // definition, so it is neither audited nor an api.error (as a path nothing serves).
+      if (response.status === 405) this.deps.daily.countRequest(request.source ?? 'http', 405);
+      return Promise.resolve(response);
+    }
     return this.run(table, match, request);
   }
 
@@ -232,15 +238,21 @@ export class Engine {
    * failure loading settings or credentials): where a definition serves the method and path, the
    * call is counted, audited and fires `api.error` like any other failed call of that definition.
    * Nothing when none does (a path nothing serves is not a call of a definition, as in `handle`),
-   * and nothing for the rate limit's 429: it sheds a flood, and an audit row and a webhook
-   * delivery per shed request would let the flood through to the store and to every subscriber.
+   * and for the rate limit's 429 only the dashboard's counts: it sheds a flood, and an audit row
+   * and a webhook delivery per shed request would let the flood through to the store and to every
+   * subscriber.
    * True when the call was recorded (and so audited).
    */
   async recordRefused(request: Pick<EngineRequest, 'method' | 'path' | 'ip' | 'principal' | 'settings'>, status: number, body: unknown): Promise<boolean> {
-    if (status < 400 || status === 429 || request.method === 'OPTIONS') return false;
+    if (status < 400 || request.method === 'OPTIONS') return false;
     const table = this.deps.routes.peek() ?? (await this.deps.routes.current());
     const match = table.lookup(request.method === 'HEAD' ? 'GET' : request.method, request.path);
     if (!match) return false;
+    // A shed request still shows on the dashboard (requests and errors: a counter in memory).
+    if (status === 429) {
+      this.deps.daily.countRequest('http', 429);
+      return false;
+    }
     this.record(match, { ...request, headers: {}, query: {}, body: undefined, source: 'http' }, status, body);
     return true;
   }

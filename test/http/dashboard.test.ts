@@ -89,6 +89,28 @@ describe('stats', () => {
     }
   });
 
+  it('counts a method a served path does not take (405) and a rate-limited call (429) as failed calls, auditing neither', async () => {
+    await define('/api/dash/limited', 'GET');
+    const errorEntries = async () => (await t.api('GET', '/api/dashboard/logs?action=error&limit=100', { token: admin })).body.meta.total as number;
+    const before = await stats();
+    const auditedBefore = await errorEntries();
+    expect((await t.api('DELETE', '/api/dash/limited/ffffffffffffffffffffffff')).status).toBe(405);
+    // The limit is per client: the calls come from 203.0.113.9 (through a trusted proxy), the
+    // settings' changes from the test itself.
+    expect((await t.api('PUT', '/api/settings', { token: admin, body: { rateLimitEnabled: true, rateLimitMax: 2, rateLimitWindowSeconds: 60, trustedProxies: ['127.0.0.1/32'] } })).status).toBe(200);
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await t.api('GET', '/api/dash/limited', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status);
+      expect(statuses).toEqual([200, 200, 429, 429]);
+    } finally {
+      expect((await t.api('PUT', '/api/settings', { token: admin, body: { rateLimitEnabled: false } })).status).toBe(200);
+    }
+    const after = await stats();
+    expect(after.requests - before.requests).toBe(5);
+    expect(after.errors - before.errors).toBe(3);
+    expect(await errorEntries()).toBe(auditedBefore);
+  });
+
   it('counts cron runs, failed ones included', async () => {
     const create = async (name: string, code: string) => {
       const res = await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', action: { type: 'javascript', code } } });
