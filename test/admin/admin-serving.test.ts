@@ -67,6 +67,19 @@ describe('server additions for the admin', () => {
     const to = await t.api('GET', `/api/dashboard/logs?limit=100&to=${encodeURIComponent(newest)}`, { token: admin });
     expect(to.body.data.every((e: any) => e.createdAt < newest)).toBe(true);
     expect(from.body.meta.total + to.body.meta.total).toBe(all.body.meta.total);
+    // Without a zone a date-time is UTC, whatever the server's own time zone (UTC+14 here).
+    const zone = process.env.TZ;
+    process.env.TZ = 'Pacific/Kiritimati';
+    try {
+      const bare = newest.replace(/Z$/, '');
+      const fromBare = await t.api('GET', `/api/dashboard/logs?limit=100&from=${encodeURIComponent(bare)}`, { token: admin });
+      expect(fromBare.body.meta.total).toBe(from.body.meta.total);
+      const toBare = await t.api('GET', `/api/dashboard/logs?limit=100&to=${encodeURIComponent(bare.replace('T', ' '))}`, { token: admin });
+      expect(toBare.body.meta.total).toBe(to.body.meta.total);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
     const bad = await t.api('GET', '/api/dashboard/logs?from=yesterday', { token: admin });
     expect(bad.status).toBe(400);
     expect(bad.body.details).toEqual([{ field: 'from', message: 'must be an ISO 8601 date' }]);

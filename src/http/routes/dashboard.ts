@@ -34,12 +34,16 @@ export function dashboardRoutes(router: ApiRouter, services: Services): void {
 
 /**
  * `from`/`to` of the log: an ISO 8601 date or date-time (`2026-11-24`, `2026-11-24T10:00:00Z`, a
- * space for the `T` too), a real calendar date (`2026-02-30` is a 400, not the 2nd of March).
+ * space for the `T` too; without a zone, UTC), a real calendar date (`2026-02-30` is a 400, not
+ * the 2nd of March).
  */
 function dateParam(name: string, value: string | undefined): Date | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const text = value.trim().replace(' ', 'T');
-  const date = isIsoDateTime(text) ? new Date(text) : new Date(Number.NaN);
+  // A date-time without a zone is UTC, as a date alone is (JavaScript would read it in the
+  // server's own time zone, so one query would mean another hour on another host).
+  const zoned = text.includes('T') && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text;
+  const date = isIsoDateTime(text) ? new Date(zoned) : new Date(Number.NaN);
   if (Number.isNaN(date.getTime())) throw badRequest(`Query parameter "${name}" must be an ISO 8601 date`, [{ field: name, message: 'must be an ISO 8601 date' }]);
   return date;
 }
