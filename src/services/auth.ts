@@ -1,4 +1,4 @@
-import { badRequest, forbidden, unauthorized } from '../lib/errors.ts';
+import { AppError, badRequest, forbidden, unauthorized } from '../lib/errors.ts';
 import type { UserDoc } from '../model/records.ts';
 import { compileValidator } from '../model/validation.ts';
 import type { AuditLog } from './audit-log.ts';
@@ -93,8 +93,7 @@ export class AuthService {
     const policy = await settings.get();
     const key = loginKey(user.login);
     const lockoutPolicy = { threshold: policy.lockoutThreshold, minutes: policy.lockoutMinutes };
-    await lockout.assertNotLocked(key, lockoutPolicy);
-    const attempt = await lockout.beginAttempt(key, lockoutPolicy);
+    const attempt = await this.admitAttempt(key, lockoutPolicy, request);
     if (await passwords.verify(password, user.passwordHash)) {
       await lockout.recordSuccess(key);
       return true;
@@ -109,8 +108,7 @@ export class AuthService {
     const policy = await settings.get();
     const key = loginKey(credentials.login);
     const lockoutPolicy = { threshold: policy.lockoutThreshold, minutes: policy.lockoutMinutes };
-    await lockout.assertNotLocked(key, lockoutPolicy);
-    const attempt = await lockout.beginAttempt(key, lockoutPolicy);
+    const attempt = await this.admitAttempt(key, lockoutPolicy, request);
 
     const user = await users.findByLogin(credentials.login);
     const passwordOk = await passwords.verify(credentials.password, user?.passwordHash);
@@ -132,6 +130,24 @@ export class AuthService {
     this.deps.daily?.bump('logins');
     await audit.record({ action: 'login', message: `User ${user.login} signed in`, source: 'auth', userId: user._id, statusCode: 200, ...request });
     return this.issue({ ...user, lastLoginAt }); // the answer shows this sign-in, as a read would
+  }
+
+  /**
+   * The lockout's word on a sign-in: a refused one (429) is audited as a failed login too, so
+   * guessing on a locked account shows in the log. Buffered (as api_call entries are), not one
+   * store write each: a flood of guesses must not become a flood of writes.
+   */
+  private async admitAttempt(key: string, policy: { threshold: number; minutes: number }, request: RequestInfo): Promise<Awaited<ReturnType<LoginLockout['beginAttempt']>>> {
+    const { lockout, audit } = this.deps;
+    try {
+      await lockout.assertNotLocked(key, policy);
+      return await lockout.beginAttempt(key, policy);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 429) {
+        audit.enqueue({ action: 'login_failed', message: `Login for "${key.slice(0, 64)}" refused: too many failed attempts`, source: 'auth', statusCode: 429, ...request });
+      }
+      throw error;
+    }
   }
 
   /** Rotation: the presented refresh token's secret is replaced; a second use fails. The session stays. */

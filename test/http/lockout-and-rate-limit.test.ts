@@ -51,6 +51,10 @@ describe('login lockout', () => {
     }
     expectLocked(await attempt(user.login, user.password));
     expectLocked(await attempt(user.login, 'wrong-password'));
+    // Guesses on a locked login show in the audit log too (buffered, so read until they are in).
+    const refused = async () => (await t.api('GET', `/api/dashboard/logs?action=login_failed&search=${encodeURIComponent(user.login)}&limit=50`, { token: admin })).body.data.filter((e: any) => e.statusCode === 429);
+    for (let tries = 0; (await refused()).length < 2 && tries < 50; tries++) await sleep(100);
+    expect((await refused()).map((e: any) => e.message)).toEqual([`Login for "${user.login}" refused: too many failed attempts`, `Login for "${user.login}" refused: too many failed attempts`]);
   });
 
   it('a locked login leaves other logins alone', async () => {
