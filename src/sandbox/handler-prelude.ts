@@ -33,6 +33,8 @@ export const PRELUDE_FILENAME = 'dyn-prelude.js';
 
 export const PRELUDE_SOURCE = String.raw`(function setup(bridge) {
   'use strict';
+  // A WebAssembly.Memory is allocated outside the isolate's heap, beyond its memory limit: gone.
+  delete globalThis.WebAssembly;
   const { parse, stringify } = JSON;
   const { apply } = Reflect;
   const { freeze } = Object;

@@ -46,6 +46,8 @@ const PRELUDE = String.raw`(function () {
   'use strict';
   const log = globalThis.__dynLog;
   delete globalThis.__dynLog;
+  // A WebAssembly.Memory is allocated outside the isolate's heap, beyond its memory limit: gone.
+  delete globalThis.WebAssembly;
   const { stringify } = JSON;
   const StringClass = String;
   const text = (value) => {
@@ -59,7 +61,7 @@ const PRELUDE = String.raw`(function () {
       if (typeof run !== 'function') return { ok: false, message: 'The code must define async function run()' };
       const value = await run();
       let json;
-      try { json = stringify(value === undefined ? null : value); } catch (error) { json = stringify(text(value)); }
+      try { json = stringify(value === undefined ? null : value); } catch (error) { return { ok: false, message: 'The result cannot be stored as JSON: ' + text(error && error.message) }; }
       return { ok: true, value: typeof json === 'string' ? json : 'null' };
     } catch (error) {
       let message = error;

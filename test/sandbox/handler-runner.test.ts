@@ -346,6 +346,11 @@ describe('limits', () => {
 });
 
 describe('isolation', () => {
+  it('has no WebAssembly: its memories are allocated beyond the isolate\'s memory limit', async () => {
+    const handler = compile(`async function handler() { return { status: 200, data: typeof WebAssembly }; }`);
+    await expect(handler.run(request, new FakeDb())).resolves.toEqual({ status: 200, data: 'undefined' });
+  });
+
   it('gives the handler no way to reach process, require, modules or the host', async () => {
     const handler = compile(`
       const topThis = this;

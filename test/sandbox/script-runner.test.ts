@@ -26,6 +26,18 @@ describe('runScript', () => {
     expect(second.value).toBe('"undefined"');
   });
 
+  it('has no WebAssembly: its memories are allocated beyond the isolate\'s memory limit', async () => {
+    expect((await runScript('async function run() { return typeof WebAssembly + typeof globalThis.WebAssembly; }', limits)).value).toBe('"undefinedundefined"');
+    const bomb = await runScript('async function run() { const m = new WebAssembly.Memory({ initial: 1600 }); return m.buffer.byteLength; }', limits);
+    expect(bomb).toMatchObject({ ok: false, error: 'WebAssembly is not defined' });
+  });
+
+  it('fails a run whose result cannot be stored as JSON, saying why', async () => {
+    const result = await runScript('async function run() { const a = {}; a.a = a; return a; }', limits);
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatch(/^The result cannot be stored as JSON: .*circular/i);
+  });
+
   it('a memory bomb ends the run, not the process', async () => {
     const result = await runScript('async function run() { const a = []; for (;;) a.push("x".repeat(1e5) + Math.random()); }', limits);
     expect(result.ok).toBe(false);
