@@ -112,6 +112,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the web admin in Chromium', () => {
         await page.getByRole('heading', { name: heading, exact: true }).first().waitFor();
         await page.waitForLoadState('networkidle');
         await page.screenshot({ path: join(SHOTS, `${path.replace(/\W+/g, '-').replace(/^-|-$/g, '') || 'dashboard'}-${width}.png`) });
+        // Every row action can be reached: none starts beyond the right edge of the page.
+        const offScreen = await page.evaluate(`[...document.querySelectorAll('td.actions button, td.actions a')].filter((el) => el.getBoundingClientRect().left >= ${width}).map((el) => el.textContent)`);
+        expect(offScreen, `${path} at ${width}`).toEqual([]);
       }
     }
     await page.setViewportSize({ width: 1280, height: 900 });
