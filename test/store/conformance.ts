@@ -1329,6 +1329,16 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
           expect((await records().findPage({ resourcePath: '/books' }, { page: 1, limit: 10 })).total).toBe(2);
         });
 
+        it('a page read again after a record expired leaves it out, and one read after a write has it', async () => {
+          const page = { sort: { createdAt: 1, _id: 1 }, skip: 0, limit: 10 };
+          const before = (await records().findJson({ resourcePath: '/books' }, page, VIEW)).map((row) => row.fields._id);
+          expect([...before].sort()).toEqual(live(1, 2));
+          const soon = await records().insertOne({ resourcePath: '/books', data: { title: 'Soon gone' }, createdAt: new Date(), expiresAt: new Date(Date.now() + 300) });
+          expect((await records().findJson({ resourcePath: '/books' }, page, VIEW)).map((row) => row.fields._id)).toEqual([...before, soon._id]);
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          expect((await records().findJson({ resourcePath: '/books' }, page, VIEW)).map((row) => row.fields._id)).toEqual(before);
+        });
+
         it('sweepExpired removes the expired record and leaves the live ones', async () => {
           expect(await store.sweepExpired()).toBe(1);
           expect(await records().count({})).toBe(5);
