@@ -1330,7 +1330,7 @@ export function describeStoreConformance(label: string, open: () => Promise<Open
         });
 
         it('a page read again after a record expired leaves it out, and one read after a write has it', async () => {
-          const page = { sort: { createdAt: 1, _id: 1 }, skip: 0, limit: 10 };
+          const page = { sort: { createdAt: 1, _id: 1 } as const, skip: 0, limit: 10 };
           const before = (await records().findJson({ resourcePath: '/books' }, page, VIEW)).map((row) => row.fields._id);
           expect([...before].sort()).toEqual(live(1, 2));
           const soon = await records().insertOne({ resourcePath: '/books', data: { title: 'Soon gone' }, createdAt: new Date(), expiresAt: new Date(Date.now() + 300) });
