@@ -43,6 +43,35 @@ describe('dynctl tui: logs', () => {
       tui.unmount();
     }
   });
+
+  it('paused, picks an entry with the arrows and shows it whole on Enter; Esc goes back to the tail', async () => {
+    expect((await server.api('POST', '/api/auth/login', { body: { login: `guess-${'x'.repeat(90)}`, password: 'wrong-password' } })).status).toBe(401);
+    const tui = await renderTui(server, { screen: 'logs' });
+    try {
+      await tui.waitFor('login_failed');
+      await tui.press(' ');
+      await tui.waitFor('PAUSED (space resumes)  ↑↓ move  Enter open');
+      // The cursor starts on the newest entry (this TUI's own sign-in); one up is the failed one.
+      await tui.waitFor(/›\S* +login +POST/);
+      await tui.press('k');
+      await tui.waitFor(/›\S* +login_failed/);
+      await tui.press(KEY.enter);
+      const detail = await tui.waitFor('Log entry');
+      expect(detail).toContain('"action": "login_failed"');
+      // A line longer than the terminal goes on in the next rows: the whole login (as the audit
+      // keeps it, its first 64 characters) is there.
+      expect(detail.replace(/\n/g, '')).toContain(`\\"guess-${'x'.repeat(58)}\\"`);
+      await tui.press(KEY.escape);
+      await tui.waitFor(/›\S* +login_failed/);
+      await tui.press(KEY.up);
+      await tui.waitFor(/›\S* +(?!login_failed)[a-z_]+ /);
+      await tui.press(' ');
+      await tui.waitFor('live, every 2 s');
+      expect(tui.frame()).not.toContain('›');
+    } finally {
+      tui.unmount();
+    }
+  });
 });
 
 describe('dynctl tui: cron', () => {

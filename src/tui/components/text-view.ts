@@ -10,12 +10,15 @@ const h = React.createElement;
 
 export interface TextViewProps {
   lines: readonly string[];
+  /** Lines longer than this go on in the next rows (a long message is read whole), else they are cut. */
+  wrapAt?: number;
   /** Rows to use, the position line included when the lines do not fit. */
   height: number;
   active: boolean;
 }
 
-export function TextView({ lines, height, active }: TextViewProps): React.ReactElement {
+export function TextView({ lines: given, height, active, wrapAt }: TextViewProps): React.ReactElement {
+  const lines = React.useMemo(() => (wrapAt && wrapAt > 0 ? given.flatMap((line) => wrapped(safe(line), wrapAt)) : given), [given, wrapAt]);
   const fits = lines.length <= height;
   const room = fits ? lines.length : Math.max(1, height - 1);
   const last = Math.max(0, lines.length - room);
@@ -38,4 +41,13 @@ export function TextView({ lines, height, active }: TextViewProps): React.ReactE
     ...lines.slice(at, at + room).map((line, index) => h(Text, { key: index, wrap: 'truncate' }, safe(line))),
     fits ? null : h(Text, { key: 'where', dimColor: true, wrap: 'truncate' }, `lines ${at + 1}–${at + room} of ${lines.length}  ↑↓ PgUp/PgDn g/G scroll`),
   );
+}
+
+/** A line in rows of at most `width` characters (code points, so no surrogate pair is split). */
+function wrapped(line: string, width: number): string[] {
+  const chars = [...line];
+  if (chars.length <= width) return [line];
+  const rows: string[] = [];
+  for (let at = 0; at < chars.length; at += width) rows.push(chars.slice(at, at + width).join(''));
+  return rows;
 }

@@ -201,7 +201,7 @@ export function tryFields(endpoint: Pick<Endpoint, 'method' | 'path'>): TryField
 
 function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): React.ReactElement {
   const session = useSession();
-  const { rows } = session.size;
+  const { rows, columns } = session.size;
   const fields = React.useMemo(() => tryFields(endpoint), [endpoint]);
   const hasBody = BODY_METHODS.has(endpoint.method);
   const [values, setValues] = React.useState<Record<string, string>>({});
@@ -295,7 +295,7 @@ function TryIt({ endpoint, onBack }: { endpoint: Endpoint; onBack(): void }): Re
           Box,
           { flexDirection: 'column' },
           h(Text, { wrap: 'truncate' }, 'Status ', h(Text, { color: statusTone(result.status), bold: true }, String(result.status)), safe(`   Time ${result.durationMs} ms   as ${result.request.clientIp}`)),
-          h(TextView, { key: answerKey, lines: bodyLines, height: room + 1, active: !session.overlay && !editing }),
+          h(TextView, { key: answerKey, lines: bodyLines, height: room + 1, active: !session.overlay && !editing, wrapAt: columns - 1 }),
         )
       : null,
     h(Text, { dimColor: true, wrap: 'truncate' }, help),

@@ -62,7 +62,7 @@ export function RecordsView({ path, onBack }: { path: string; onBack(): void }):
   ];
   if (open) {
     const room = rows - 3 - status.filter(Boolean).length;
-    return h(Box, { flexDirection: 'column' }, header, h(TextView, { key: open._id, lines: jsonLines(open), height: room, active: !session.overlay && confirming === null }), ...status, footer);
+    return h(Box, { flexDirection: 'column' }, header, h(TextView, { key: open._id, lines: jsonLines(open), height: room, active: !session.overlay && confirming === null, wrapAt: columns - 1 }), ...status, footer);
   }
   const layout = (id: string, created: string, data: string): string => row([{ text: id, width: 24 }, { text: created, width: 19 }, { text: data, width: 'flex' }], columns - 1);
   return h(
