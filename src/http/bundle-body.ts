@@ -2,6 +2,7 @@ import { parse, stringify } from 'yaml';
 import { AppError, badRequest } from '../lib/errors.ts';
 import { BUNDLE_MAX_DEPTH } from '../project/data.ts';
 import type { DynContext } from './state.ts';
+import { BODY_MAX_DEPTH } from '../lib/body-limits.ts';
 
 /**
  * Bodies of the project routes: a bundle as JSON (parsed by the body middleware) or as YAML text
@@ -15,7 +16,6 @@ export const JSON_LINES_TYPE = 'application/x-ndjson';
 const JSON_LINES_TYPES = [JSON_LINES_TYPE, 'application/jsonl', 'application/jsonlines', 'application/json-lines'];
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** The nesting limit of any request body (middleware/body.ts). */
-const BODY_MAX_DEPTH = 32;
 
 /**
  * A bundle's records (under `data`) sit three levels down and may be as deep as a record's body:

@@ -3,13 +3,14 @@
 // who is calling. Tools run through the engine's invoke path as the caller, with the network
 // rules applied to the caller's address and headers, like a direct call would be.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, type CallToolRequest, InitializeRequestSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolRequest, type CallToolResult, DEFAULT_NEGOTIATED_PROTOCOL_VERSION, InitializeRequestSchema, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { Principal } from '../model/principal.ts';
 import type { Engine } from '../runtime/engine.ts';
 import type { OpenApiDocs } from '../docs/openapi-docs.ts';
-import { INVALID_PARAMS } from './json-rpc.ts';
-import { readArguments } from './tool-arguments.ts';
+import { INVALID_PARAMS, RpcMethodError } from './json-rpc.ts';
+import { type ArgumentsRefusal, readArguments } from './tool-arguments.ts';
+import { cursorAfter, pageStart } from './tools-cursor.ts';
 import { toolsFor } from './tools.ts';
 
 export const OPENAPI_RESOURCE = 'openapi://dyn/openapi.json';
@@ -64,28 +65,31 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
   );
 
   server.setRequestHandler(ListTools, async (request) => {
-    const start = readCursor(request.params);
     // Only what this caller can use from where it is: a tool its network rules refuse to the
     // caller's address or headers is left out too (a call of it still answers the 403).
     const from = { ip: caller.ip, origin: caller.headers.origin, referer: caller.headers.referer, host: caller.headers.host };
     const tools = toolsFor(await deps.engine.table(), caller.principal).filter((tool) => tool.endpoint.network.allows(from));
+    const start = pageStart(tools, (request.params as { cursor?: unknown } | undefined)?.cursor);
     const page = tools.slice(start, start + TOOLS_PER_PAGE);
-    const next = start + TOOLS_PER_PAGE < tools.length ? cursorOf(start + TOOLS_PER_PAGE) : undefined;
+    const last = page.at(-1);
+    const next = last && start + TOOLS_PER_PAGE < tools.length ? cursorAfter(last) : undefined;
     return { tools: page.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })), ...(next ? { nextCursor: next } : {}) };
   });
 
-  server.setRequestHandler(CallToolLoose, async (raw) => {
-    // Server's tools/call wrapper has checked params against CallToolRequestSchema (-32602 otherwise).
+  server.setRequestHandler(CallToolLoose, async (raw, extra) => {
+    // Server's tools/call wrapper has checked params against CallToolRequestSchema (-32602
+    // otherwise); over HTTP, json-rpc.ts has refused what the method does not take before that.
     const { params } = raw as unknown as CallToolRequest;
     const tools = toolsFor(await deps.engine.table(), caller.principal);
     const tool = tools.find((t) => t.name === params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name.slice(0, 128)}`);
+    if (!tool) throw new RpcMethodError(INVALID_PARAMS, `Unknown tool: ${params.name.slice(0, 128)}`);
     const args = readArguments(tool, params.arguments ?? {});
+    if ('refused' in args) return refusedArguments(args.refused, protocolVersionOf(extra.requestInfo));
     const result = await deps.engine.invoke(tool.endpoint.doc._id, {
       headers: { origin: caller.headers.origin, referer: caller.headers.referer, host: caller.headers.host, 'content-type': 'application/json' },
       ip: caller.ip,
       source: 'mcp',
-      ...args,
+      ...args.request,
     }, caller.principal);
     const structuredContent = { status: result.status, response: result.body };
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: result.status >= 400 };
@@ -97,8 +101,8 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
 
   server.setRequestHandler(ReadResourceLoose, async (request) => {
     const uri = (request.params as { uri?: unknown } | undefined)?.uri;
-    if (typeof uri !== 'string') throw new McpError(INVALID_PARAMS, 'Invalid params: uri must be a string');
-    if (uri !== OPENAPI_RESOURCE) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`);
+    if (typeof uri !== 'string') throw new RpcMethodError(INVALID_PARAMS, 'Invalid params: resources/read params.uri: must be a string');
+    if (uri !== OPENAPI_RESOURCE) throw new RpcMethodError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`);
     const text = await deps.openApi.json({ principal: caller.principal });
     return { contents: [{ uri, mimeType: 'application/json', text }] };
   });
@@ -110,23 +114,26 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
 export const TOOLS_PER_PAGE = 500;
 
 /**
- * Cursors are opaque to clients (MCP): here the offset of the next page in the caller's list,
- * which is in creation order, so definitions added meanwhile come at the end. They are not
- * signed: a made-up offset only starts a page elsewhere in the caller's own list, which paging
- * reaches anyway, so a signature would protect nothing, and its key would have to be shared by
- * every instance on the store. What is not a cursor's shape is refused.
+ * The protocol revision a request is made under: the stateless transport hands the client's
+ * `MCP-Protocol-Version` header on (the SDK has refused one it does not support); without it the
+ * Streamable HTTP transport says to assume 2025-03-26, as the SDK does.
  */
-const cursorOf = (offset: number): string => Buffer.from(JSON.stringify({ offset })).toString('base64url');
+function protocolVersionOf(requestInfo: { headers: Record<string, string | string[] | undefined> } | undefined): string {
+  const header = requestInfo?.headers['mcp-protocol-version'];
+  return typeof header === 'string' ? header : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+}
 
-function readCursor(params: unknown): number {
-  const cursor = (params as { cursor?: unknown } | undefined)?.cursor;
-  if (cursor === undefined) return 0;
-  let offset: unknown;
-  try {
-    offset = typeof cursor === 'string' ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { offset?: unknown }).offset : undefined;
-  } catch {
-    offset = undefined;
-  }
-  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw new McpError(INVALID_PARAMS, 'Invalid params: cursor is not a tools/list cursor (send the nextCursor of the previous page)');
-  return offset;
+/** The first revision that answers a tool's input validation errors as tool results (SEP-1303). */
+const TOOL_RESULT_VALIDATION = '2025-11-25';
+
+/**
+ * Arguments the tool's input schema rules out. From 2025-11-25 on they are a tool result with
+ * `isError: true`, as the endpoint's own refusals are, so that a model reads what to correct;
+ * the revisions before list them among the protocol errors, invalid params (-32602). Either way
+ * the message and details are the same. (Revisions are dates: they compare as strings.)
+ */
+function refusedArguments(refusal: ArgumentsRefusal, protocolVersion: string): CallToolResult {
+  if (protocolVersion < TOOL_RESULT_VALIDATION) throw new RpcMethodError(INVALID_PARAMS, refusal.message, { details: refusal.details });
+  const structuredContent = { error: refusal.message, details: refusal.details };
+  return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: true };
 }

@@ -1,10 +1,11 @@
 // A tools/call's arguments, checked against the tool's own inputSchema before the endpoint is
 // called: what the schema rules out (an id that is not 24 hex digits, an unknown argument, a body
-// missing a required field) is invalid params (-32602) naming the argument, and the endpoint is
-// neither called nor counted. Arguments the schema admits become the engine's invoke request.
-import { Ajv, type ValidateFunction } from 'ajv';
+// missing a required field, a handler's body that is not an object or an array) is a refusal
+// naming the argument, and the endpoint is neither called nor counted (mcp-server.ts answers it
+// as the negotiated protocol revision says). Arguments the schema admits become the engine's
+// invoke request.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorDetail } from '../lib/errors.ts';
 import { patternEngine } from '../lib/safe-pattern.ts';
 import { describeError } from '../model/field-types/compile.ts';
@@ -51,15 +52,35 @@ export interface ToolRequest {
   body?: unknown;
 }
 
-/** The call's arguments as an invoke request; arguments the input schema rules out are invalid params. */
-export function readArguments(tool: McpTool, args: Record<string, unknown>): ToolRequest {
+/** Why a call's arguments are refused: the first problem in words, and every problem. */
+export interface ArgumentsRefusal {
+  message: string;
+  details: ErrorDetail[];
+}
+
+const NOT_AN_ARGUMENT = 'is not an argument of this tool';
+
+/** The call's arguments as an invoke request, or why the input schema rules them out. */
+export function readArguments(tool: McpTool, args: Record<string, unknown>): { request: ToolRequest } | { refused: ArgumentsRefusal } {
   const validate = validatorOf(tool);
   if (!validate(args)) {
-    const details: ErrorDetail[] = (validate.errors ?? []).slice(0, MAX_DETAILS).map((error) => describeError(error, '', (parent) => (parent === '' ? 'is not an argument of this tool' : 'is not an allowed field')));
+    const details = (validate.errors ?? []).slice(0, MAX_DETAILS).map(detailOf);
     const first = details[0];
-    const problem = !first ? 'invalid' : first.message === 'is not an argument of this tool' ? `unknown argument "${first.field.slice(0, 64)}"` : `${first.field} ${first.message}`;
-    throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${problem}`, { details });
+    const problem = !first ? 'invalid' : first.message === NOT_AN_ARGUMENT ? `unknown argument "${first.field.slice(0, 64)}"` : `${first.field} ${first.message}`;
+    return { refused: { message: `Invalid arguments for ${tool.name}: ${problem}`, details } };
   }
+  return { request: toolRequest(args) };
+}
+
+function detailOf(error: ErrorObject): ErrorDetail {
+  const detail = describeError(error, '', (parent) => (parent === '' ? NOT_AN_ARGUMENT : 'is not an allowed field'));
+  // A value of one of several types (a handler's body: object or array), which ajv words "must be object,array".
+  const types: unknown = error.keyword === 'type' ? error.params.type : undefined;
+  if (!Array.isArray(types)) return detail;
+  return { field: detail.field, message: `must be ${types.map((type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`).join(' or ')}` };
+}
+
+function toolRequest(args: Record<string, unknown>): ToolRequest {
   const out: ToolRequest = {};
   // The schema made params an object of strings and id a string.
   if (args.params !== undefined) out.params = args.params as Record<string, string>;

@@ -48,6 +48,9 @@ export function mcpToolCount(table: RouteTable): number {
   return allTools(table).length;
 }
 
+/** A handler's body without fields: what an HTTP call may send, a JSON object or array (a scalar there is a 400). */
+const ANY_BODY: JsonSchema = { type: ['object', 'array'], description: 'any JSON object or array' };
+
 const ACCESS = { public: 'public', authenticated: 'needs a signed-in user or an API key', group: 'for members of specific groups' };
 
 function toolOf(endpoint: CompiledEndpoint, name: string): McpTool {
@@ -90,7 +93,7 @@ function toolOf(endpoint: CompiledEndpoint, name: string): McpTool {
     };
   }
   const fields = endpoint.schema.schema;
-  if (handler && method !== 'GET' && method !== 'DELETE') properties.body = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0 ? inputSchema(fields, method === 'PUT' ? 'replace' : 'create') : { description: 'any JSON body' };
+  if (handler && method !== 'GET' && method !== 'DELETE') properties.body = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0 ? inputSchema(fields, method === 'PUT' ? 'replace' : 'create') : ANY_BODY;
   else if (method === 'POST' || method === 'PUT') {
     properties.body = inputSchema(fields, method === 'PUT' ? 'replace' : 'create');
     required.push('body');

@@ -146,7 +146,8 @@ describe('with the SDK client', () => {
     const client = await connect({ 'x-api-key': apiKey });
     const listed = await client.callTool({ name: 'get_api_shops_shopId_items', arguments: { params: { shopId: 'north' } } });
     expect(listed.structuredContent).toEqual({ status: 200, response: { success: true, data: [], meta: { page: 1, limit: 20, total: 0 } } });
-    await expect(client.callTool({ name: 'get_api_shops_shopId_items', arguments: {} })).rejects.toThrow(/-32602.*params is required/);
+    const refused = await client.callTool({ name: 'get_api_shops_shopId_items', arguments: {} });
+    expect(refused).toMatchObject({ isError: true, structuredContent: { error: 'Invalid arguments for get_api_shops_shopId_items: params is required' } });
   });
 
   it('reports a 4xx of the endpoint as a tool error', async () => {
@@ -167,7 +168,12 @@ describe('with the SDK client', () => {
   it('refuses an unknown tool, or one the caller may not call, as invalid params', async () => {
     const client = await connect({ authorization: `Bearer ${outsider.token}` });
     await expect(client.callTool({ name: 'get_api_staff_notes', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool/);
-    await expect(client.callTool({ name: 'get_api_shop_products', arguments: { colour: 'red' } })).rejects.toThrow(/-32602.*unknown argument "colour"/);
+  });
+
+  it('answers an argument the tool does not take as a tool error the model can correct (the client negotiated 2025-11-25)', async () => {
+    const client = await connect({ authorization: `Bearer ${outsider.token}` });
+    const refused = await client.callTool({ name: 'get_api_shop_products', arguments: { colour: 'red' } });
+    expect(refused).toMatchObject({ isError: true, structuredContent: { error: 'Invalid arguments for get_api_shop_products: unknown argument "colour"' } });
   });
 
   it('lists and reads the OpenAPI document as a resource; any other URI is an error', async () => {
@@ -222,19 +228,47 @@ describe('tool arguments, checked against the tool\'s input schema before the ca
     return logs.body.data.filter((entry: { action: string }) => entry.action === 'api_call' || entry.action === 'error');
   }
 
-  it('refuses an id that is not a record id as invalid params naming it, and does not call the endpoint', async () => {
+  /** A raw tools/call under a protocol revision (without the header the transport assumes 2025-03-26). */
+  const callUnder = (version: string | null, id: number, name: string, args: unknown) =>
+    rpc({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, version ? { 'mcp-protocol-version': version } : {});
+
+  it('answers arguments the schema rules out with a tool result marked isError (2025-11-25), naming the first and listing every problem, and does not call the endpoint', async () => {
     const client = await connect({ 'x-api-key': apiKey });
-    await expect(client.callTool({ name: 'get_api_checked_things', arguments: { id: 'zz' } })).rejects.toThrow(/-32602.*Invalid arguments for get_api_checked_things: id must match the pattern/);
-    const raw = await rpc({ jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'get_api_checked_things', arguments: { id: 'zz', query: { page: 0 } } } });
+    const refused = await client.callTool({ name: 'get_api_checked_things', arguments: { id: 'zz', query: { page: 0 } } });
+    const error = 'Invalid arguments for get_api_checked_things: id must match the pattern ^[0-9a-f]{24}$';
+    const details = [{ field: 'id', message: 'must match the pattern ^[0-9a-f]{24}$' }, { field: 'query.page', message: 'must be at least 1' }];
+    expect(refused).toEqual({ isError: true, structuredContent: { error, details }, content: [{ type: 'text', text: JSON.stringify({ error, details }) }] });
+    const raw = await callUnder('2025-11-25', 20, 'get_api_checked_things', { id: 'zz', query: { page: 0 } });
     expect(raw.status).toBe(200);
-    expect(raw.body).toMatchObject({ jsonrpc: '2.0', id: 21, error: { code: -32602, data: { details: [{ field: 'id' }, { field: 'query.page', message: 'must be at least 1' }] } } });
+    expect(raw.body).toEqual({ jsonrpc: '2.0', id: 20, result: refused });
     expect(await endpointEntries()).toEqual([]);
+  });
+
+  it.each([['2025-06-18'], ['2025-03-26'], [null]])('answers them as invalid params with the same message and details under %s, as the revisions before 2025-11-25 say', async (version) => {
+    const raw = await callUnder(version, 21, 'get_api_checked_things', { id: 'zz', query: { page: 0 } });
+    expect(raw.status).toBe(200);
+    expect(raw.body).toEqual({
+      jsonrpc: '2.0',
+      id: 21,
+      error: {
+        code: -32602,
+        message: 'Invalid arguments for get_api_checked_things: id must match the pattern ^[0-9a-f]{24}$',
+        data: { details: [{ field: 'id', message: 'must match the pattern ^[0-9a-f]{24}$' }, { field: 'query.page', message: 'must be at least 1' }] },
+      },
+    });
+    expect(await endpointEntries()).toEqual([]);
+  });
+
+  it('keeps an unknown tool a protocol error (-32602) under 2025-11-25', async () => {
+    const raw = await callUnder('2025-11-25', 23, 'get_api_nothing_here', {});
+    expect(raw.body).toEqual({ jsonrpc: '2.0', id: 23, error: { code: -32602, message: 'Unknown tool: get_api_nothing_here' } });
   });
 
   it('refuses a body the schema rules out, listing every problem, and creates nothing', async () => {
     const client = await connect({ 'x-api-key': apiKey });
-    await expect(client.callTool({ name: 'post_api_checked_things', arguments: { body: { size: -1 } } })).rejects.toThrow(/-32602.*body\.label is required/);
-    const raw = await rpc({ jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'post_api_checked_things', arguments: { body: { label: 'NO', size: -1, colour: 'red' } } } });
+    const missing = await client.callTool({ name: 'post_api_checked_things', arguments: { body: { size: -1 } } });
+    expect(missing).toMatchObject({ isError: true, structuredContent: { error: 'Invalid arguments for post_api_checked_things: body.label is required' } });
+    const raw = await callUnder(null, 22, 'post_api_checked_things', { body: { label: 'NO', size: -1, colour: 'red' } });
     expect(raw.body.error.data.details).toEqual([
       { field: 'body.colour', message: 'is not an allowed field' },
       { field: 'body.label', message: 'must match the pattern ^[a-z]+$' },
@@ -242,6 +276,14 @@ describe('tool arguments, checked against the tool\'s input schema before the ca
     ]);
     expect(await endpointEntries()).toEqual([]);
     expect((await t.api('GET', '/api/checked/things')).body.meta.total).toBe(0);
+  });
+
+  it('answers a malformed date and an impossible one alike under 2025-11-25: both are tool errors', async () => {
+    const client = await connect({ 'x-api-key': apiKey });
+    const malformed = await client.callTool({ name: 'post_api_checked_things', arguments: { body: { label: 'lamp', due: 'soon' } } });
+    expect(malformed).toMatchObject({ isError: true, structuredContent: { error: expect.stringMatching(/^Invalid arguments for post_api_checked_things: body\.due /) } });
+    const impossible = await client.callTool({ name: 'post_api_checked_things', arguments: { body: { label: 'lamp', due: '2026-02-30' } } });
+    expect(impossible).toMatchObject({ isError: true, structuredContent: { status: 400 } });
   });
 
   it('calls the endpoint with arguments the schema admits', async () => {
@@ -255,11 +297,49 @@ describe('tool arguments, checked against the tool\'s input schema before the ca
   });
 });
 
+describe('a handler tool\'s body', () => {
+  let handId: string;
+  beforeAll(async () => {
+    const hand = await define({ method: 'POST', path: '/api/hand', schema: {}, handler: { enabled: true, code: 'async function handler(req) { return { status: 200, data: req.body }; }' } });
+    handId = hand._id;
+  });
+
+  /** What calling /api/hand wrote: the calls the endpoint counted and audited. */
+  async function handCalls(): Promise<{ counted: number; audited: number }> {
+    await t.server.services.audit.flush();
+    const logs = await t.api('GET', '/api/dashboard/logs?search=/api/hand&limit=100', { token: admin });
+    const audited = logs.body.data.filter((entry: { action: string }) => entry.action === 'api_call' || entry.action === 'error').length;
+    const counted = (await t.api('GET', `/api/endpoints/${handId}`, { token: admin })).body.data.callCount;
+    return { counted, audited };
+  }
+
+  it('is described as an object or an array, what an HTTP call may send', async () => {
+    const tools = (await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).body.result.tools;
+    expect(tools.find((tool: { name: string }) => tool.name === 'post_api_hand').inputSchema.properties.body).toEqual({ type: ['object', 'array'], description: 'any JSON object or array' });
+  });
+
+  it.each([[5], [null], ['str'], [true]])('refuses %j as a body, as POST /api/hand does, and runs and counts nothing', async (body) => {
+    const direct = await t.api('POST', '/api/hand', { rawBody: JSON.stringify(body) });
+    expect(direct.body).toEqual({ success: false, error: 'Malformed JSON body: expected an object or an array' });
+    const before = await handCalls();
+    const res = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'post_api_hand', arguments: { body } } }, { 'mcp-protocol-version': '2025-11-25' });
+    const error = 'Invalid arguments for post_api_hand: body must be an object or an array';
+    expect(res.body.result).toMatchObject({ isError: true, structuredContent: { error, details: [{ field: 'body', message: 'must be an object or an array' }] } });
+    expect(await handCalls()).toEqual(before);
+  });
+
+  it('runs the handler with an object or an array', async () => {
+    for (const body of [{ a: 1 }, [1, 2]]) {
+      const res = await rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'post_api_hand', arguments: { body } } });
+      expect(res.body.result.structuredContent).toEqual({ status: 200, response: { success: true, data: body } });
+    }
+  });
+});
+
 describe('over raw HTTP', () => {
   it('needs a JWT or an API key', async () => {
     const anonymous = await fetch(`${t.url}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
-    expect(anonymous.status).toBe(401);
-    expect(await anonymous.json()).toMatchObject({ success: false });
+    expect(anonymous.status).toBe(401); // its body: transport-scenarios.ts
     expect((await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: 'Bearer not-a-token' })).status).toBe(401);
   });
 
@@ -290,19 +370,29 @@ describe('over raw HTTP', () => {
   ])('answers %s with params by position (an array) as invalid params with the request\'s id, not as a parse error', async (method, params) => {
     const res = await rpc({ jsonrpc: '2.0', id: 31, method, params });
     expect(res.body).toEqual({ jsonrpc: '2.0', id: 31, error: { code: -32602, message: `Invalid params: ${method} params must be an object` } });
-    const inBatch = await rpc([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', id: 'b', method, params }]);
-    expect(inBatch.body).toMatchObject({ id: null, error: { code: -32602, message: `Invalid params: message 1: ${method} params must be an object` } });
     // Params that are not structured at all make the message no JSON-RPC request.
     expect((await rpc({ jsonrpc: '2.0', id: 32, method, params: 1 })).body).toMatchObject({ id: 32, error: { code: -32600 } });
   });
 
-  it('answers an unknown method with -32601 and invalid params with -32602', async () => {
+  it('answers an unknown method with -32601 and invalid params with -32602, in one line that does not repeat the code', async () => {
     const unknown = await rpc({ jsonrpc: '2.0', id: 4, method: 'tools/destroy' });
-    expect(unknown.body).toMatchObject({ id: 4, error: { code: -32601 } });
+    expect(unknown.body).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32601, message: 'Method not found' } });
     const noName = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: {} });
-    expect(noName.body).toMatchObject({ id: 5, error: { code: -32602 } });
+    expect(noName.status).toBe(400); // found before the method ran
+    expect(noName.body).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Invalid params: tools/call params.name: required' } });
     const noUri = await rpc({ jsonrpc: '2.0', id: 6, method: 'resources/read', params: {} });
-    expect(noUri.body).toMatchObject({ id: 6, error: { code: -32602 } });
+    expect(noUri.body).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32602, message: 'Invalid params: resources/read params.uri: required' } });
+    const badCursor = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: { cursor: 'x' } });
+    expect(badCursor.body).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Invalid params: cursor is not a tools/list cursor (send the nextCursor of the previous page)' } });
+    const unknownResource = await rpc({ jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri: 'file:///etc/passwd' } });
+    expect(unknownResource.body).toEqual({ jsonrpc: '2.0', id: 8, error: { code: -32002, message: 'Resource not found: file:///etc/passwd' } });
+  });
+
+  it('refuses an id beyond 2^53 - 1 (JSON parsing has rounded it) as an invalid request with id null', async () => {
+    const res = await rpc('{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or an integer of at most 2^53 - 1 in size' } });
+    expect((await rpc({ jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, method: 'ping' })).body).toEqual({ jsonrpc: '2.0', id: Number.MAX_SAFE_INTEGER, result: {} });
   });
 
   it('gives notifications no response and answers each request of a batch', async () => {
@@ -366,6 +456,30 @@ describe('batches, refused whole or answered with an array', () => {
   });
 });
 
+describe('members a method does not take', () => {
+  it('refuses a misspelt member of tools/call params, naming it, rather than listing records instead of reading one', async () => {
+    const created = await rpc(createCategory(40, 'kept'));
+    const id = created.body.result.structuredContent.response.data._id;
+    const res = await rpc({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'get_api_shop_categories', argument: { id } } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: 41, error: { code: -32602, message: 'Invalid params: tools/call params: unknown member "argument" (tools/call takes name, arguments, _meta)' } });
+    const read = await rpc({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'get_api_shop_categories', arguments: { id } } });
+    expect(read.body.result.structuredContent.response.data.name).toBe('kept');
+  });
+
+  it('refuses a misspelt tools/list cursor rather than starting over at page one', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 43, method: 'tools/list', params: { cursr: 'x' } });
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: 43, error: { code: -32602, message: 'Invalid params: tools/list params: unknown member "cursr" (tools/list takes cursor, _meta)' } });
+  });
+
+  it('refuses an argument the tool\'s input schema does not list (additionalProperties: false), and calls nothing', async () => {
+    const before = await categoryCount();
+    const res = await rpc({ jsonrpc: '2.0', id: 44, method: 'tools/call', params: { name: 'post_api_shop_categories', arguments: { body: { name: 'x' }, bdy: { name: 'y' } } } });
+    expect(res.body).toMatchObject({ id: 44, error: { code: -32602, message: 'Invalid arguments for post_api_shop_categories: unknown argument "bdy"' } });
+    expect(await categoryCount()).toBe(before);
+  });
+});
+
 describe('members JSON-RPC does not define', () => {
   it('refuses a request with an extra member as an invalid request with its id', async () => {
     const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 });
@@ -379,12 +493,6 @@ describe('members JSON-RPC does not define', () => {
     const res = await rpc({ ...call, param: params });
     expect(res.body).toMatchObject({ id: 3, error: { code: -32600, message: expect.stringContaining('unknown member "param"') } });
     expect(await categoryCount()).toBe(before);
-  });
-
-  it('refuses an extra member inside a batch, naming the message, and runs none of the batch', async () => {
-    const res = await rpc([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized', extra: true }]);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: message 1: unknown member "extra": a request has only jsonrpc, id, method, params' } });
   });
 
   it('answers what only the SDK\'s schema rules out (params._meta of the wrong type) with the request\'s id, not as a parse error', async () => {
@@ -405,19 +513,5 @@ describe('path variants', () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 9, result: {} });
-  });
-});
-
-describe('bounded input', () => {
-  it('refuses a body over BODY_LIMIT with 413 before parsing it', async () => {
-    const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'post_api_shop_products', arguments: { body: { title: 'x'.repeat(2_000_000) } } } });
-    expect(res.status).toBe(413);
-    expect(res.body.success).toBe(false);
-  });
-
-  it('refuses prototype keys with -32600', async () => {
-    const res = await rpc('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_api_shop_products","arguments":{"body":{"constructor":{"prototype":{}}}}}}');
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe(-32600);
   });
 });

@@ -4,6 +4,7 @@ import { AppError, badRequest } from '../../lib/errors.ts';
 import { isReservedConcretePath } from '../../model/reserved-paths.ts';
 import { inspectBundle, isJsonLinesRequest, isYamlRequest } from '../bundle-body.ts';
 import type { DynContext } from '../state.ts';
+import { BODY_MAX_DEPTH } from '../../lib/body-limits.ts';
 
 /**
  * JSON bodies only, up to BODY_LIMIT (413 beyond it, 400 when malformed). Parsed bodies are
@@ -13,7 +14,6 @@ import type { DynContext } from '../state.ts';
  * stores them as data inside `json` values and refuses them everywhere else. Either way the body
  * is parsed as JSON.parse does: a `__proto__` key is an own data property, never a prototype.
  */
-const MAX_DEPTH = 32;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -64,7 +64,7 @@ export function jsonBody(limitBytes: number, options: { rawPaths?: readonly stri
         const body = (ctx.request as { body?: unknown }).body;
         // Under `data`, keys below a record's top are data (project/data.ts checks the top).
         if (bundle) inspectBundle(body, (value, depth, path, maxDepth) => inspect(value, depth, path, management && path !== 'data', maxDepth));
-        else inspect(body, 0, '', management, MAX_DEPTH);
+        else inspect(body, 0, '', management, BODY_MAX_DEPTH);
         parsed = true;
         await next();
       });
@@ -98,7 +98,7 @@ function assertJsonType(ctx: DynContext): void {
 
 /** The checks made on every parsed management body, for routes that parse their own (throws a 400). */
 export function inspectParsedBody(value: unknown): void {
-  inspect(value, 0, '', true, MAX_DEPTH);
+  inspect(value, 0, '', true, BODY_MAX_DEPTH);
 }
 
 function inspect(value: unknown, depth: number, path: string, management: boolean, maxDepth: number): void {
