@@ -28,6 +28,10 @@ describe('CORS', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('Authorization');
+    // A browser-based MCP client's requests carry MCP-Protocol-Version after initialize.
+    const mcp = await listed.api('OPTIONS', '/api/mcp', { headers: { origin: 'https://admin.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' } });
+    expect(mcp.status).toBe(204);
+    expect(mcp.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('mcp-protocol-version');
   });
 
   it('ignores an origin that is not listed', async () => {

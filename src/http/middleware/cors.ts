@@ -37,7 +37,8 @@ export function cors(origins: readonly string[]) {
     }
     if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
       ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
-      ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-API-Key, X-CSRF-Token');
+      // Mcp-Protocol-Version: a browser-based MCP client sends it on every request after initialize.
+      ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-API-Key, X-CSRF-Token, Mcp-Protocol-Version');
       ctx.set('Access-Control-Max-Age', '600');
       ctx.status = 204;
       return;
