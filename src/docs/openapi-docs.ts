@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { createGzip, gunzip } from 'node:zlib';
 import type { IndexedField } from '../model/indexed-fields.ts';
+import type { NetworkRequest } from '../model/network-access.ts';
 import type { Principal } from '../model/principal.ts';
 import { accessDenial } from '../runtime/access.ts';
 import type { Engine } from '../runtime/engine.ts';
@@ -23,7 +24,12 @@ export type OpenApiVersion = '3.0' | '3.1';
 export const OPENAPI_VERSIONS: readonly OpenApiVersion[] = ['3.0', '3.1'];
 
 /** Whom a document is for: everyone (every enabled endpoint), or one caller (what it may call). */
-export type Audience = { everyone: true } | { principal: Principal };
+/**
+ * Who the document is for: everyone, or one caller — and, where it is known, the network request
+ * the caller comes from (MCP: the endpoints a client may call are also those its network rules
+ * let through, as tools/list says).
+ */
+export type Audience = { everyone: true } | { principal: Principal; from?: NetworkRequest };
 
 interface TableDocs {
   groups: Promise<ReadonlyMap<string, { name: string; description: string; order: number }>>;
@@ -68,7 +74,7 @@ export class OpenApiDocs {
       groups.catch(() => this.byTable.delete(table));
       indexes.catch(() => this.byTable.delete(table));
     }
-    const endpoints = creationOrder('everyone' in audience ? table.endpoints : visibleTo(table.endpoints, audience.principal));
+    const endpoints = creationOrder('everyone' in audience ? table.endpoints : reachableBy(table.endpoints, audience));
     const key = `${version}:${'everyone' in audience ? '*' : createHash('sha256').update(endpoints.map((e) => e.doc._id).join(',')).digest('base64url')}`;
     const cached = docs.documents.get(key) ?? docs.building.get(key);
     if (cached !== undefined) return cached;
@@ -133,6 +139,12 @@ const unzip = promisify(gunzip);
 const WRITE_CHUNK = 64 * 1024;
 
 /** The endpoints whose access type lets this caller in (network rules are checked per call). */
+function reachableBy(endpoints: readonly CompiledEndpoint[], audience: { principal: Principal; from?: NetworkRequest }): CompiledEndpoint[] {
+  const visible = visibleTo(endpoints, audience.principal);
+  const from = audience.from;
+  return from === undefined ? visible : visible.filter((endpoint) => endpoint.network.allows(from));
+}
+
 export function visibleTo(endpoints: readonly CompiledEndpoint[], principal: Principal | undefined): CompiledEndpoint[] {
   return endpoints.filter((endpoint) => accessDenial(endpoint.doc, principal) === null);
 }

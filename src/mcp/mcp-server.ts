@@ -103,7 +103,7 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): Server {
     const uri = (request.params as { uri?: unknown } | undefined)?.uri;
     if (typeof uri !== 'string') throw new RpcMethodError(INVALID_PARAMS, 'Invalid params: resources/read params.uri: must be a string');
     if (uri !== OPENAPI_RESOURCE) throw new RpcMethodError(RESOURCE_NOT_FOUND, `Resource not found: ${uri.slice(0, 200)}`);
-    const text = await deps.openApi.json({ principal: caller.principal });
+    const text = await deps.openApi.json({ principal: caller.principal, from: { ip: caller.ip, origin: caller.headers.origin, referer: caller.headers.referer, host: caller.headers.host } });
     return { contents: [{ uri, mimeType: 'application/json', text }] };
   });
 

@@ -163,6 +163,9 @@ describe('with the SDK client', () => {
     const walled = await client.callTool({ name: 'get_api_walled_things', arguments: {} });
     expect(walled.isError).toBe(true);
     expect((walled.structuredContent as any)).toEqual({ status: 403, response: { success: false, error: 'Forbidden: network access denied' } });
+    // Nor is it in the OpenAPI resource, which holds the endpoints the caller may call.
+    const read = await client.readResource({ uri: 'openapi://dyn/openapi.json' });
+    expect(Object.keys(JSON.parse((read.contents[0] as { text: string }).text).paths)).not.toContain('/api/walled/things');
   });
 
   it('refuses an unknown tool, or one the caller may not call, as invalid params', async () => {
@@ -198,9 +201,10 @@ describe('with the SDK client', () => {
     expect(operationIds).toContain('put_api_shops_shopId_items_by_id');
     expect(tools).toContain('put_api_shops_shopId_items');
     for (const tool of tools) expect(operationIds.filter((id) => id === tool || id === `${tool}_by_id`).length, tool).toBeGreaterThan(0);
-    // The document leaves out no tool; it lists get_api_walled_things, whose network rules keep
-    // this caller (127.0.0.1) from calling it as a tool.
-    for (const id of operationIds.filter((id) => !id.startsWith('get_api_walled_things'))) expect(tools, id).toContain(id.replace(/_by_id$/, ''));
+    // The document holds the tools and nothing else: get_api_walled_things, whose network rules
+    // keep this caller (127.0.0.1) out, is in neither.
+    for (const id of operationIds) expect(tools, id).toContain(id.replace(/_by_id$/, ''));
+    expect(operationIds.filter((id) => id.startsWith('get_api_walled_things'))).toEqual([]);
   });
 
   it('writes an mcp_call audit entry per call', async () => {
