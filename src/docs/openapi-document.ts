@@ -393,6 +393,9 @@ function queryParameters(endpoint: CompiledEndpoint, fields: EndpointSchema, ite
   ];
 }
 
+/** What a handler without fields reads: any JSON object or array (a scalar body is a 400, as for every route). */
+const ANY_BODY: JsonSchema = { oneOf: [{ type: 'object' }, { type: 'array', items: {} }], description: 'any JSON object or array' };
+
 function requestBodies(endpoint: CompiledEndpoint, fields: EndpointSchema, name: string, put: PutSchema): { collection?: unknown; item?: unknown } {
   const method = endpoint.doc.method;
   const body = (schema: JsonSchema, required: boolean) => ({ required, content: json(schema) });
@@ -401,7 +404,7 @@ function requestBodies(endpoint: CompiledEndpoint, fields: EndpointSchema, name:
     // A handler reads any body; a schema with fields is checked first on POST and PUT.
     const typed = (method === 'POST' || method === 'PUT') && Object.keys(fields).length > 0;
     if (typed) put(`${name}_input`, () => inputSchema(fields, method === 'PUT' ? 'replace' : 'create'));
-    const schema = typed ? ref('schemas', `${name}_input`) : {};
+    const schema = typed ? ref('schemas', `${name}_input`) : ANY_BODY;
     return { collection: body(schema, typed), item: body(schema, typed) };
   }
   if (method === 'POST' || method === 'PUT') {

@@ -90,6 +90,10 @@ describe('an endpoint served by a JavaScript handler', () => {
         type: 'object', properties: { success: { type: 'boolean', enum: [true] } }, required: ['success', 'data'],
       });
       expect(doc.components.responses.HandlerNoContent.content).toBeUndefined();
+      // A handler without fields reads any JSON object or array, as HTTP takes it (a scalar is a 400).
+      const anyBody = doc.paths['/api/h/status'].post.requestBody.content['application/json'].schema;
+      expect(anyBody.oneOf.map((s: { type: string }) => s.type)).toEqual(['object', 'array']);
+      expect((await t.api('POST', '/api/h/status?status=200', { token: await t.adminToken(), body: 5 })).status).toBe(400);
       // Plain CRUD operations keep their fixed status and the engine's 404.
       expect(Object.keys(doc.paths['/api/shop/products'].post.responses)).toContain('201');
       expect(Object.keys(doc.paths['/api/shop/categories/{id}'].get.responses)).toEqual(expect.arrayContaining(['200', '404']));
