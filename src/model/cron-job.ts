@@ -1,7 +1,8 @@
-// Cron jobs as data: the stored document, the input schemas (one per action type, a table), and the
-// schedule and timezone checks. What an action does when it runs lives in src/automation/cron/actions.
-import cron from 'node-cron';
+// Cron jobs as data: the stored document, the input schemas (one per action type, a table), the
+// timezone check, and the next run time (schedules themselves: cron-schedule.ts). What an action
+// does when it runs lives in src/automation/cron/actions.
 import { badRequest } from '../lib/errors.ts';
+import { nextFireAfter, parseSchedule } from './cron-schedule.ts';
 import type { Stamp } from './records.ts';
 import { maskedSecretHeaders, maskSecretHeaders, withStoredSecrets } from './secret-headers.ts';
 
@@ -157,67 +158,8 @@ export interface CronRunDoc {
   finishedAt: Stamp;
 }
 
-/** Why `schedule` is not a valid cron expression (five fields, or six with seconds first), or null. */
-export function scheduleProblem(schedule: string): string | null {
-  const fields = schedule.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) return `expected 5 fields (or 6 with seconds first) but got ${fields.length}`;
-  const result = cron.validateDetailed(fields.join(' '));
-  // node-cron calls a day of month no month of the schedule has (`30 2`) impossible; with the days
-  // taken either way (`0 9 30 2 MON`) the day of week still runs.
-  const either = daysEitherWay(schedule);
-  const errors = result.errors.filter((error) => !(either && error.field === 'dayOfMonth' && error.message.includes('impossible')));
-  if (errors.length === 0) return null;
-  return errors.map((error) => error.message.replace(' a invalid ', ' an invalid ')).join('; ');
-}
-
-// Day of month and day of week, as crontab (Vixie cron, cronie, POSIX) reads them: when both are
-// restricted, a day matching either runs (`0 9 1 * MON`: 09:00 on the 1st of every month and on every
-// Monday); when either is unrestricted, a day must match both. A field is unrestricted when it starts
-// with `*` (`*`, and `*/2` as in Vixie cron) or is `?`. node-cron always wants both, so a schedule
-// whose days go either way is given to node-cron with both day fields `*` (firingSchedule), and a
-// fire runs only on a day matchesDayFields accepts; nextRunOf agrees.
-
-/** Whether the schedule's day-of-month and day-of-week fields are both restricted (so either runs). */
-export function daysEitherWay(schedule: string): boolean {
-  const fields = schedule.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) return false;
-  const restricted = (field: string) => !/^[*?]/.test(field);
-  return restricted(fields[fields.length - 3]!) && restricted(fields[fields.length - 1]!);
-}
-
-/** The schedule with its day of month and/or day of week replaced (undefined: kept). */
-function withDays(schedule: string, dayOfMonth: string | undefined, dayOfWeek: string | undefined): string {
-  const fields = schedule.trim().split(/\s+/);
-  if (dayOfMonth !== undefined) fields[fields.length - 3] = dayOfMonth;
-  if (dayOfWeek !== undefined) fields[fields.length - 1] = dayOfWeek;
-  return fields.join(' ');
-}
-
-/** What node-cron is to fire: the schedule, or with both day fields `*` when its days go either way. */
-export function firingSchedule(schedule: string): string {
-  return daysEitherWay(schedule) ? withDays(schedule, '*', '*') : schedule;
-}
-
-/** Whether `expression` matches `date` read in `timezone`, by node-cron's own reading of each field. */
-function matchesAt(expression: string, date: Date, timezone: string): boolean {
-  const task = cron.createTask(expression, () => undefined, { timezone });
-  try {
-    return task.match(date);
-  } finally {
-    void task.destroy();
-  }
-}
-
-/**
- * Whether the day `date` falls on in `timezone` is one the (valid) schedule runs on, by its
- * day-of-month and day-of-week fields only: either of them when both are restricted, else both.
- */
-export function matchesDayFields(schedule: string, date: Date, timezone: string): boolean {
-  const fields = schedule.trim().split(/\s+/);
-  const dayOfMonth = matchesAt(`* * * ${fields[fields.length - 3]} * *`, date, timezone);
-  const dayOfWeek = matchesAt(`* * * * * ${fields[fields.length - 1]}`, date, timezone);
-  return daysEitherWay(schedule) ? dayOfMonth || dayOfWeek : dayOfMonth && dayOfWeek;
-}
+// The schedule's syntax, days and daylight-saving rules: cron-schedule.ts.
+export { scheduleProblem } from './cron-schedule.ts';
 
 /** What a `timezone` must be, as a 400 and a project problem say. */
 export const TIMEZONE_PROBLEM = 'must be an IANA time zone such as Europe/Berlin, or an offset from UTC such as +02:00';
@@ -233,33 +175,15 @@ export function isTimezone(timezone: string): boolean {
 }
 
 /**
- * The next time after now the job runs, or null (also for a schedule that no longer parses). With
- * the days taken either way, the earlier of the next runs by day of month and by day of week.
+ * The next time after `after` (default now) the job runs, by the rules of cron-schedule.ts; null
+ * when it does not run within the horizon, or when a stored schedule or time zone no longer reads.
  */
-export function nextRunOf(schedule: string, timezone: string): Date | null {
-  if (scheduleProblem(schedule) !== null) return null;
-  const variants = daysEitherWay(schedule) ? [withDays(schedule, undefined, '*'), withDays(schedule, '*', undefined)] : [schedule];
-  let next: Date | null = null;
-  for (const variant of variants) {
-    const at = firstRunOf(variant, timezone);
-    if (at && (!next || at < next)) next = at;
-  }
-  return next;
-}
-
-/** node-cron's next fire time of `expression` after now, or null (none, or it does not parse). */
-function firstRunOf(expression: string, timezone: string): Date | null {
-  let task;
+export function nextRunOf(schedule: string, timezone: string, after = Date.now()): Date | null {
   try {
-    task = cron.createTask(expression, () => undefined, { timezone });
+    const at = nextFireAfter(parseSchedule(schedule), timezone, after);
+    return at === null ? null : new Date(at);
   } catch {
+    // A ScheduleError, or Intl refusing the time zone: shown as no next run, as for a disabled job.
     return null;
-  }
-  try {
-    return task.getNextRuns(1)[0] ?? null;
-  } catch {
-    return null;
-  } finally {
-    void task.destroy();
   }
 }

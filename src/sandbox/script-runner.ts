@@ -90,7 +90,10 @@ export async function runScript(code: string, limits: ScriptLimits): Promise<Scr
   let logBytes = 0;
   let logsTruncated = false;
   const onLog = (level: unknown, line: unknown): void => {
-    const entry = `${String(level) === 'log' ? '' : `[${String(level)}] `}${String(line).slice(0, MAX_LINE)}`;
+    const text = String(line);
+    // A line cut to MAX_LINE is output cut too: flagged as dropped lines are.
+    if (text.length > MAX_LINE) logsTruncated = true;
+    const entry = `${String(level) === 'log' ? '' : `[${String(level)}] `}${text.slice(0, MAX_LINE)}`;
     if (logs.length >= MAX_LOG_LINES || logBytes + entry.length > MAX_LOG_BYTES) {
       logsTruncated = true;
       return;

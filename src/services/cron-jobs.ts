@@ -2,7 +2,8 @@
 // the bookkeeping of each run's outcome. Every write bumps the `cronjobs` revision, which each
 // instance's scheduler watches to pick the change up. What an action does at run time is checked
 // by `checkAction` (supplied by src/automation: outbound policy, script compile), since this layer
-// cannot reach it.
+// cannot reach it; a save checks as much of the action as it changes (actionCheckOf, at the bottom).
+import { isDeepStrictEqual } from 'node:util';
 import { badRequest, conflict, forbidden, notFound } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { ACTION_SCHEMAS, CRON_ACTION_TYPES, httpHeadersOf, isTimezone, maskedAction, TIMEZONE_PROBLEM, NAME_SCHEMA, nextRunOf, scheduleProblem, withHttpHeaders, withNameNotId, type CronAction, type CronJobDoc } from '../model/cron-job.ts';
@@ -209,7 +210,7 @@ export class CronJobsService {
     assertShownUnchanged(shown, current);
     const { name, description, schedule, timezone, enabled, action, runAs } = current;
     // A job keeps running as its runAs user only while whoever last saved it could do as much.
-    const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor, current.action);
+    const job = await this.checked({ name, description, schedule, timezone, enabled, action, runAs, ...valid }, actor, current);
     let updated: CronJobDoc | null;
     try {
       updated = await this.jobs.updateOne(
@@ -264,27 +265,38 @@ export class CronJobsService {
     });
   }
 
-  /** `stored`: the job's action now, whose credential headers an HTTP action sent with `(secret)` keeps. */
-  private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor, stored: CronAction | undefined) {
+  /** `current`: the job as stored, on update; an HTTP action's headers sent as `(secret)` keep its values. */
+  private async checked(job: Omit<CronJobInput, 'description' | 'timezone' | 'enabled' | 'runAs'> & { description: string; timezone: string; enabled: boolean; runAs: string | null }, actor: CronActor, current: CronJobDoc | undefined) {
     const problems: FieldProblems = [];
-    const schedule = collect(problems, () => normalSchedule(job.schedule));
+    // A schedule saved before the syntax was narrowed (`0 0 L * *`) is not scheduled, but does not
+    // keep the job from being disabled or edited: checked when it changes or the job is enabled.
+    const schedule = scheduleKept(job, current) ? job.schedule : collect(problems, () => normalSchedule(job.schedule));
     collect(problems, () => assertTimezone(job.timezone));
     const runAs = job.runAs?.trim() || null;
+    if (runAs !== null && job.action.type !== 'endpoint' && (!current || runAs !== current.runAs || job.action.type !== current.action.type)) {
+      const message = `applies to endpoint actions only (this is a ${job.action.type} action); send runAs: null`;
+      problems.push({ message: `Invalid request body: runAs ${message}`, details: [{ field: 'runAs', message }] });
+    }
     const runAsUser = runAs === null ? undefined : await collectAsync(problems, () => this.runAsUser(runAs));
     // Credential headers sent as `(secret)` keep the stored values (a 400 where none is stored).
-    const action = collect(problems, () => withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(stored), 'action.headers')));
-    if (action !== undefined) {
-      try {
-        await this.checkAction(action);
-      } catch (error) {
-        if (!(error instanceof CronActionProblem)) throw error;
-        problems.push({ message: `Invalid request body: ${error.field}: ${error.message}`, details: [{ field: error.field, message: error.message }] });
-      }
-    }
+    const action = collect(problems, () => withHttpHeaders(job.action, (headers) => keepSecretHeaders(headers, httpHeadersOf(current?.action), 'action.headers')));
+    if (action !== undefined) await this.checkActionInto(problems, action, actionCheckOf(action, job.enabled, current));
     throwIfProblems(problems);
     // A 403 only for a job that is otherwise right: it would hide every problem of the body.
     if (runAsUser !== undefined) await this.assertMayRunAs(runAsUser, actor.principal);
     return { name: job.name, description: job.description, schedule: schedule as string, timezone: job.timezone, enabled: job.enabled, action: action as CronAction, runAs };
+  }
+
+  /** Adds what checkAction refuses of the action to `problems`, as far as `check` asks. */
+  private async checkActionInto(problems: FieldProblems, action: CronAction, check: ActionCheck): Promise<void> {
+    if (check === 'none') return;
+    try {
+      await this.checkAction(action);
+    } catch (error) {
+      if (!(error instanceof CronActionProblem)) throw error;
+      if (check === 'all-but-url' && error.field === 'action.url') return;
+      problems.push({ message: `Invalid request body: ${error.field}: ${error.message}`, details: [{ field: error.field, message: error.message }] });
+    }
   }
 
   /** The runAs user, or a 400 naming the login. */
@@ -333,3 +345,24 @@ export class CronActionProblem extends Error {
 function duplicateName(error: unknown): unknown {
   return error instanceof DuplicateKeyError ? conflict('A cron job with this name already exists') : error;
 }
+
+type ActionCheck = 'all' | 'all-but-url' | 'none';
+
+/**
+ * How much of the action a save checks (checkAction: an HTTP action's URL under the outbound
+ * policy and its headers, a script's compile): all of it on create and when the job is enabled
+ * (again); else only what changed, the URL included only when it changes. A URL the policy has
+ * refused since it was saved (the allow list narrowed) so never keeps a job from being disabled or
+ * edited; its runs are refused when they send (the policy is checked again then).
+ */
+function actionCheckOf(action: CronAction, enabled: boolean, current: CronJobDoc | undefined): ActionCheck {
+  if (!current || (enabled && !current.enabled)) return 'all';
+  if (isDeepStrictEqual(action, current.action)) return 'none';
+  return urlOf(action) === urlOf(current.action) ? 'all-but-url' : 'all';
+}
+
+const urlOf = (action: CronAction): string | undefined => (action.type === 'http' ? action.url : undefined);
+
+/** Whether a save keeps the stored schedule as it is: the same text, on a job not being enabled. */
+const scheduleKept = (job: { schedule: string; enabled: boolean }, current: CronJobDoc | undefined): boolean =>
+  current !== undefined && job.schedule === current.schedule && !(job.enabled && !current.enabled);

@@ -147,6 +147,7 @@ export class SettingsService {
       ]);
     }
     activate(next); // rejects invalid proxy rules before anything is written
+    if (valid.outboundAllowList) assertNoPortZero(valid.outboundAllowList);
     await this.store
       .collection<SettingsDoc>('systemsettings')
       .updateOne({ key: KEY }, { $set: { values: next, updatedAt: new Date() } }, { upsert: true });
@@ -157,6 +158,22 @@ export class SettingsService {
     const changed = Object.keys(valid).filter((name) => !isDeepStrictEqual(valid[name as keyof Settings], current[name as keyof Settings]));
     await this.audit.change(actor, { action: 'settings_updated', message: `Settings updated: ${changed.join(', ') || 'nothing changed'}`, source: 'settings' });
     return toPlain(await this.get());
+  }
+}
+
+/**
+ * Port 0 reads as a port like any other (`127.0.0.1:0`), but no connection goes to it: an entry
+ * naming it is a mistake, refused with the range (ports above 65535 no URL reads). Checked when
+ * the list is saved, not when stored settings are read, so a list saved before stays readable.
+ * host-port-rules.ts is where this belongs, beside the other entry rules.
+ */
+function assertNoPortZero(rules: readonly string[]): void {
+  for (const rule of rules) {
+    const text = rule.trim();
+    const url = URL.parse(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`);
+    if (url?.port !== '0') continue;
+    const message = `invalid outbound allow-list entry "${rule}" (a port is 1-65535)`;
+    throw badRequest(`Invalid settings: outboundAllowList has an ${message}`, [{ field: 'outboundAllowList', message }]);
   }
 }
 

@@ -169,7 +169,7 @@ export class WebhooksService {
   async create(input: unknown, actor: WebhookActor): Promise<WebhookDoc> {
     const { rest, shown } = setShownFieldsAside(input, ['_id'], SHOWN_KEPT);
     assertNoIdOnCreate(shown);
-    const valid = await this.validated(() => validateCreate(withoutShownSecret(rest, true)), rest);
+    const valid = await this.validated(() => validateCreate(withoutShownSecret(rest, true)), rest, undefined);
     const hook = await this.checked({ filter: null, secret: null, enabled: true, headers: {}, ...valid }, undefined);
     assertMayFollow(hook.events, actor);
     const now = new Date();
@@ -199,10 +199,10 @@ export class WebhooksService {
     const current = await this.get(id);
     // Before validation: a caller who may not touch this hook learns nothing more from its input.
     await this.assertMayChange(current, actor);
-    const valid = await this.validated(() => validateUpdate(withoutShownSecret(rest, false)), rest);
+    const valid = await this.validated(() => validateUpdate(withoutShownSecret(rest, false)), rest, current);
     assertShownUnchanged(shown, current);
     const { name, url, events, filter, secret, enabled, headers } = current;
-    const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current.headers);
+    const hook = await this.checked({ name, url, events, filter, secret, enabled, headers, ...valid }, current);
     assertMayFollow(hook.events, actor);
     // For a caller who may not read users, the checks above hold only for the hook as it was read:
     // written only if nobody changed it since (an administrator making it follow user.* meanwhile
@@ -261,20 +261,24 @@ export class WebhooksService {
   }
 
   /** The input validated. When it is not, its problems are listed with those of beyondSchema (field-problems.ts). */
-  private validated<T extends { name?: string }>(validate: () => T, input: unknown): Promise<T> {
-    return validatedWithAll(() => withNameNotId(validate()), input, (given, problems) => this.beyondSchema(given, problems));
+  private validated<T extends { name?: string }>(validate: () => T, input: unknown, current: WebhookDoc | undefined): Promise<T> {
+    return validatedWithAll(() => withNameNotId(validate()), input, (given, problems) => this.beyondSchema(given, problems, current));
   }
 
-  /** Headers, URL: what validation alone cannot check. */
-  private async beyondSchema(hook: { url?: unknown; headers?: unknown }, problems: FieldProblems): Promise<void> {
+  /**
+   * Headers, URL: what validation alone cannot check. `current`, the hook as stored on update: a
+   * header name it has already and a URL it keeps while staying as enabled as it is are not checked
+   * again (see headersToCheck and urlToCheck).
+   */
+  private async beyondSchema(hook: { url?: unknown; headers?: unknown; enabled?: unknown }, problems: FieldProblems, current: WebhookDoc | undefined): Promise<void> {
     if (typeof hook.headers === 'object' && hook.headers !== null) {
-      for (const name of Object.keys(hook.headers)) {
-        if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      for (const name of headersToCheck(hook.headers, current)) {
+        if (isReservedHeader(name)) {
           problems.push({ message: `Invalid request body: headers.${name}: this header cannot be set on a webhook`, details: [{ field: `headers.${name}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }] });
         }
       }
     }
-    if (typeof hook.url !== 'string') return;
+    if (typeof hook.url !== 'string' || !urlToCheck(hook, current)) return;
     try {
       await this.checkUrl(hook.url);
     } catch (error) {
@@ -283,12 +287,12 @@ export class WebhooksService {
     }
   }
 
-  /** The hook as stored, once beyondSchema passes. `stored`: the hook's headers now, which a masked secret header keeps. */
-  private async checked(hook: Required<WebhookInput>, stored: Record<string, string> | undefined): Promise<Required<WebhookInput>> {
+  /** The hook as stored, once beyondSchema passes. `current`: the hook as stored, on update, whose headers a masked secret header keeps. */
+  private async checked(hook: Required<WebhookInput>, current: WebhookDoc | undefined): Promise<Required<WebhookInput>> {
     const problems: FieldProblems = [];
-    await this.beyondSchema(hook, problems);
+    await this.beyondSchema(hook, problems, current);
     throwIfProblems(problems);
-    const headers = keepSecretHeaders(hook.headers, stored, 'headers');
+    const headers = keepSecretHeaders(hook.headers, current?.headers, 'headers');
     return { name: hook.name, url: hook.url, events: hook.events, filter: hook.filter ?? null, secret: hook.secret ?? null, enabled: hook.enabled, headers };
   }
 
@@ -300,6 +304,30 @@ export class WebhooksService {
 
 function duplicateName(error: unknown): unknown {
   return error instanceof DuplicateKeyError ? conflict('A webhook with this name already exists') : error;
+}
+
+/** Hop-by-hop and framing headers, and every `X-Webhook-*` name: the delivery sets those itself. */
+const isReservedHeader = (name: string): boolean => RESERVED_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith('x-webhook-');
+
+/**
+ * The header names a save checks: those the hook does not have yet (letter case ignored). One it
+ * has stays as saved, so a rule added since (X-Webhook-* refused) does not keep a hook from being
+ * disabled or edited; leaving the header out removes it.
+ */
+function headersToCheck(headers: object, current: WebhookDoc | undefined): string[] {
+  const kept = new Set(Object.keys(current?.headers ?? {}).map((name) => name.toLowerCase()));
+  return Object.keys(headers).filter((name) => !kept.has(name.toLowerCase()));
+}
+
+/**
+ * Whether a save checks the URL against the outbound policy: on create, when the URL changes, and
+ * when the hook is enabled again. A URL the policy has refused since it was saved (the allow list
+ * narrowed) so never keeps a hook from being disabled or edited; its deliveries are refused when
+ * sent (the policy is checked again then).
+ */
+function urlToCheck(hook: { url?: unknown; enabled?: unknown }, current: WebhookDoc | undefined): boolean {
+  if (!current) return true;
+  return (hook.url !== undefined && hook.url !== current.url) || (hook.enabled === true && !current.enabled);
 }
 
 /** The events whose deliveries carry a user record. */

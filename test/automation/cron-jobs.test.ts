@@ -138,7 +138,7 @@ describe('cron job definitions', () => {
     ['an endpoint action body that is text, not JSON', { action: { type: 'endpoint', path: '/api/x', method: 'POST', body: '{"title": "from cron",' } }, 'action.body', /action.body/],
     ['a bad name', { name: '../etc' }, 'name', /name must match pattern/],
     ['an unknown field', { colour: 'red' }, 'colour', /colour is not an allowed field/],
-    ['a runAs user that does not exist', { runAs: 'nobody-here' }, 'runAs', /runAs user "nobody-here" does not exist/],
+    ['a runAs user that does not exist', { runAs: 'nobody-here', action: { type: 'endpoint', path: '/api/x', method: 'GET' } }, 'runAs', /runAs user "nobody-here" does not exist/],
   ])('refuses %s with 400 and creates nothing', async (_label, patch, field, message) => {
     const name = unique('bad');
     const res = await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', action: js('async function run() {}'), ...patch } });
@@ -381,6 +381,24 @@ describe('javascript actions', () => {
     expect(output.logsTruncated).toBe(true);
   });
 
+  it('says the output was cut when one long line was cut, not only when lines were dropped', async () => {
+    const long = (await runNow((await createJob({ action: js('async function run() { console.log("z".repeat(1e6)); console.warn("w".repeat(3000)); }') }))._id)).body.data.output;
+    expect(long.logs.map((line: string) => line.length)).toEqual([2000, 2007]);
+    expect(long.logsTruncated).toBe(true);
+    const short = (await runNow((await createJob({ action: js('async function run() { console.log("z".repeat(1999)); }') }))._id)).body.data.output;
+    expect(short).toEqual({ logs: ['z'.repeat(1999)], result: 'null' });
+  });
+
+  it('a result with no JSON form (circular, BigInt) is a failed run that says so, and keeps no result', async () => {
+    const circular = await createJob({ action: js('async function run() { const a = {}; a.a = a; return a; }') });
+    const run = (await runNow(circular._id)).body.data;
+    expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The result cannot be stored as JSON: Converting circular structure to JSON/) });
+    expect(run.output).toEqual({ logs: [] });
+    expect((await t.api('GET', `/api/cron/${circular._id}`, { token: admin })).body.data).toMatchObject({ lastStatus: 'failed', failureCount: 1 });
+    const big = (await runNow((await createJob({ action: js('async function run() { return 10n; }') }))._id)).body.data;
+    expect(big).toMatchObject({ status: 'failed', error: 'The result cannot be stored as JSON: Do not know how to serialize a BigInt' });
+  });
+
   it('keeps the first 4 kB of the return value, and says when it cut it', async () => {
     const small = (await runNow((await createJob({ action: js('async function run() { return { n: 1 }; }') }))._id)).body.data.output;
     expect(small).toEqual({ logs: [], result: '{"n":1}' });
@@ -489,9 +507,79 @@ describe('endpoint actions', () => {
     expect((await runNow(saved.body.data._id)).body.data).toMatchObject({ status: 'ok', output: { status: 200 } });
   });
 
+  it.each([
+    ['javascript', js('async function run() {}')],
+    ['http', { type: 'http', url: 'https://93.184.215.14/', method: 'GET' }],
+  ])('refuses runAs on a %s action with a 400 naming runAs, on create and when the action changes', async (type, action) => {
+    const name = unique('runas');
+    const created = await t.api('POST', '/api/cron', { token: admin, body: { name, schedule: '0 3 * * *', runAs: member.login, action } });
+    expect(created.status).toBe(400);
+    const message = `applies to endpoint actions only (this is a ${type} action); send runAs: null`;
+    expect(created.body).toMatchObject({ error: `Invalid request body: runAs ${message}`, details: [{ field: 'runAs', message }] });
+    expect((await t.api('GET', `/api/cron/${name}`, { token: admin })).status).toBe(404);
+
+    const job = await createJob({ runAs: member.login, action: { type: 'endpoint', path: '/api/cron-target/members', method: 'GET' } });
+    const changed = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { action } });
+    expect(changed.status).toBe(400);
+    expect(changed.body.details).toEqual([{ field: 'runAs', message }]);
+    const cleared = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { action, runAs: null } });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body.data).toMatchObject({ runAs: null, action: { type } });
+  });
+
+  it('keeps a job stored with runAs on a javascript action (from before the rule) editable', async () => {
+    const job = await createJob({ action: js('async function run() {}') });
+    await t.server.services.store.collection('cronjobs').updateOne({ _id: job._id }, { $set: { runAs: member.login } });
+    const res = await t.api('PUT', `/api/cron/${job._id}`, { token: admin, body: { description: 'still editable', enabled: false } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ runAs: member.login, description: 'still editable' });
+  });
+
   it('a path no endpoint serves is a failed run', async () => {
     const job = await createJob({ action: { type: 'endpoint', path: '/api/cron-target/nothing', method: 'GET' } });
     expect((await runNow(job._id)).body.data).toMatchObject({ status: 'failed', output: { status: 404 } });
+  });
+});
+
+describe('manual runs', () => {
+  const busy = (ms: number) => js(`async function run() { const until = Date.now() + ${ms}; while (Date.now() < until) {} return "done"; }`);
+
+  it('runs one at a time per job: while one is under way, another is a 409 naming when it started', async () => {
+    const job = await createJob({ action: busy(1500) });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => runNow(job._id)));
+    const ran = answers.filter((answer) => answer.status === 200);
+    expect(ran).toHaveLength(1);
+    const run = ran[0]!.body.data;
+    expect(run).toMatchObject({ status: 'ok', trigger: 'manual', output: { result: '"done"' } });
+    for (const refused of answers.filter((answer) => answer.status !== 200)) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toBe(`Cron job "${job.name}" is already running on this instance (since ${run.startedAt}); run it again once that run has finished`);
+    }
+    // Once it has finished, it runs again; a refused run leaves no run record.
+    expect((await runNow(job.name)).status).toBe(200);
+    expect((await t.api('GET', `/api/cron/${job._id}/runs`, { token: admin })).body.meta.total).toBe(2);
+  });
+
+  it('does not hold back other jobs', async () => {
+    const slow = await createJob({ action: busy(1000) });
+    const other = await createJob({ action: js('async function run() { return 1; }') });
+    const running = runNow(slow._id);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await runNow(other._id)).status).toBe(200);
+    expect((await running).status).toBe(200);
+  });
+});
+
+describe('run history', () => {
+  it('is paged, and refuses search (400 naming it) rather than ignoring it', async () => {
+    const job = await createJob({ action: js('async function run() {}') });
+    await runNow(job._id);
+    await runNow(job._id);
+    const page = await t.api('GET', `/api/cron/${job._id}/runs?page=2&limit=1`, { token: admin });
+    expect(page.body.meta).toEqual({ page: 2, limit: 1, total: 2 });
+    const searched = await t.api('GET', `/api/cron/${job._id}/runs?search=failed`, { token: admin });
+    expect(searched.status).toBe(400);
+    expect(searched.body).toMatchObject({ error: 'Unknown query parameter "search"', details: [{ field: 'search', message: 'is not an allowed query parameter' }] });
   });
 });
 

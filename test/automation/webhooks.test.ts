@@ -210,6 +210,37 @@ describe('webhook definitions', () => {
     await removeHook(hook._id);
   });
 
+  it.each(['X-Webhook-Foo', 'x-webhook-id', 'X-WEBHOOK-Anything'])('refuses the header %s (X-Webhook-* are the delivery\'s own) with a 400 naming it, on create and update', async (header) => {
+    const name = unique('xhook');
+    const created = await t.api('POST', '/api/webhooks', { token: admin, body: { name, url: `${receiver.url}/x`, events: ['record.created'], headers: { [header]: 'v' } } });
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({ error: `Invalid request body: headers.${header}: this header cannot be set on a webhook`, details: [{ field: `headers.${header}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }] });
+    expect((await t.api('GET', `/api/webhooks/${name}`, { token: admin })).status).toBe(404);
+    const hook = await createHook({});
+    const updated = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { headers: { 'X-Team': 'ops', [header]: 'v' } } });
+    expect(updated.status).toBe(400);
+    expect(updated.body.details).toEqual([{ field: `headers.${header}`, message: 'hop-by-hop, framing and X-Webhook-* headers cannot be set' }]);
+    await removeHook(hook._id);
+  });
+
+  it('takes headers that only start like X-Webhook (X-Webhooks-Team, X-WebhookTeam)', async () => {
+    const hook = await createHook({ headers: { 'X-Webhooks-Team': 'a', 'X-WebhookTeam': 'b' } });
+    expect(hook.headers).toEqual({ 'X-Webhooks-Team': 'a', 'X-WebhookTeam': 'b' });
+    await removeHook(hook._id);
+  });
+
+  it('keeps a header stored before X-Webhook-* were refused: the hook stays editable, and the header can be left out', async () => {
+    const hook = await createHook({ headers: { 'X-Team': 'ops' } });
+    await t.server.services.store.collection('webhooks').updateOne({ _id: hook._id }, { $set: { headers: { 'X-Team': 'ops', 'X-Webhook-Foo': 'v' } } });
+    const disabled = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { enabled: false } });
+    expect(disabled.status, disabled.text).toBe(200);
+    const shown = (await t.api('GET', `/api/webhooks/${hook._id}`, { token: admin })).body.data;
+    expect((await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: shown })).status).toBe(200);
+    const dropped = await t.api('PUT', `/api/webhooks/${hook._id}`, { token: admin, body: { headers: { 'X-Team': 'ops' } } });
+    expect(dropped.body.data.headers).toEqual({ 'X-Team': 'ops' });
+    await removeHook(hook._id);
+  });
+
   it('refuses a target the outbound policy blocks on save, with no connection made', async () => {
     const res = await t.api('POST', '/api/webhooks', { token: admin, body: { name: unique('blocked'), url: `${forbidden.url}/`, events: ['*'] } });
     expect(res.status).toBe(400);
@@ -495,6 +526,20 @@ describe('deliveries', () => {
     // At most 3 deliveries of one hook are under way at once.
     await sleep(500);
     expect(receiver.requestsTo(`/${hook.name}`).length).toBeLessThanOrEqual(3);
+    await removeHook(hook._id);
+  });
+});
+
+describe('the deliveries list', () => {
+  it('is paged, and refuses search (400 naming it) rather than ignoring it', async () => {
+    const hook = await createHook({ enabled: false });
+    await t.api('POST', `/api/webhooks/${hook._id}/test`, { token: admin });
+    await t.api('POST', `/api/webhooks/${hook._id}/test`, { token: admin });
+    const page = await t.api('GET', `/api/webhooks/${hook._id}/deliveries?page=2&limit=1`, { token: admin });
+    expect(page.body.meta).toEqual({ page: 2, limit: 1, total: 2 });
+    const searched = await t.api('GET', `/api/webhooks/${hook._id}/deliveries?search=failed`, { token: admin });
+    expect(searched.status).toBe(400);
+    expect(searched.body).toMatchObject({ error: 'Unknown query parameter "search"', details: [{ field: 'search', message: 'is not an allowed query parameter' }] });
     await removeHook(hook._id);
   });
 });

@@ -42,7 +42,7 @@ describe('a cron job on two instances sharing a store', () => {
     const runs = await runsOf(b, id);
     const fires = runs.map((run) => run.scheduledAt);
     expect(new Set(fires).size).toBe(fires.length);
-    // Generous: a loaded machine may skip a fire or two (node-cron skips fires it is late for).
+    // Generous: a loaded machine may skip a fire or two (a fire more than a second late is skipped).
     expect(fires.length).toBeGreaterThanOrEqual(3);
     expect(fires.length).toBeLessThanOrEqual(8);
 

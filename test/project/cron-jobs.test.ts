@@ -120,17 +120,19 @@ describe('cron jobs through POST /api/project/plan and /apply', () => {
 
   it('runAs: the caller must hold at least that user’s permissions, as through the cron API', async () => {
     const manager = await createUserWith(t, ['manage_api']);
-    const escalate = await t.api('POST', '/api/project/apply', { token: manager.token, body: { cronJobs: [job('as-admin', { runAs: 'admin' })] } });
+    // runAs is for endpoint actions only.
+    const endpoint = { type: 'endpoint', path: '/api/x', method: 'GET' };
+    const escalate = await t.api('POST', '/api/project/apply', { token: manager.token, body: { cronJobs: [job('as-admin', { runAs: 'admin', action: endpoint })] } });
     expect(escalate.status).toBe(403);
     expect(escalate.body.error).toMatch(/cannot make a job run as "admin"/);
     expect((await t.api('GET', '/api/cron/as-admin', { token: await t.adminToken() })).status).toBe(404);
-    await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-self', { runAs: manager.login })] }, manager.token);
+    await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-self', { runAs: manager.login, action: endpoint })] }, manager.token);
     expect((await call(t, 'GET', '/api/cron/as-self')).runAs).toBe(manager.login);
     // Who applied it is on record.
     const logs = await call(t, 'GET', '/api/dashboard/logs?action=cron_job_created&search=as-self');
     expect(logs[0]).toMatchObject({ userId: manager.userId });
     // The admin holds every permission: may set any runAs.
-    await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-admin', { runAs: 'admin' })] });
+    await call(t, 'POST', '/api/project/apply', { cronJobs: [job('as-admin', { runAs: 'admin', action: endpoint })] });
   });
 
   it('export carries cron jobs with their placeholders, never the secret they resolved to', async () => {

@@ -2,6 +2,12 @@
 // and records it four ways: the day's `cronRuns` (and `cronFailures`) counters behind the
 // dashboard, a run record (`cronruns`), the job's last* fields, and a `cron_run` audit entry.
 // A run never throws: whatever goes wrong is the run's failure.
+//
+// A manual run of a job that has a run under way on this instance (manual or scheduled) is a 409
+// naming when that run started: each run may hold an isolate of handlerMemoryMb, so a burst of
+// clicks or scripted calls must not pile them up. One at a time per job is the bound a person
+// can read (wait for the run, then ask again); scheduled fires keep their own rule (scheduler.ts).
+import { conflict } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { CronJobDoc, CronRunDoc } from '../../model/cron-job.ts';
 import type { Principal } from '../../model/principal.ts';
@@ -32,29 +38,49 @@ export interface RunTrigger {
   by?: Principal;
 }
 
+/** A run under way on this instance. */
+interface UnderWay {
+  jobId: string;
+  startedAt: Date;
+}
+
 export class CronJobRunner {
   private readonly deps: Deps;
-  private readonly inFlight = new Set<Promise<CronRunDoc>>();
+  private readonly underWay = new Map<Promise<CronRunDoc>, UnderWay>();
 
   constructor(deps: Deps) {
     this.deps = deps;
   }
 
+  /** Runs the job now; a manual run of a job already running here is a 409 (see the top). */
   run(job: CronJobDoc, trigger: RunTrigger): Promise<CronRunDoc> {
-    const running = this.execute(job, trigger);
-    this.inFlight.add(running);
-    void running.finally(() => this.inFlight.delete(running)).catch(() => undefined);
+    if (trigger.trigger === 'manual') this.assertNotRunning(job);
+    const startedAt = new Date();
+    const running = this.execute(job, trigger, startedAt);
+    this.underWay.set(running, { jobId: job._id, startedAt });
+    void running.finally(() => this.underWay.delete(running)).catch(() => undefined);
     return running;
+  }
+
+  /** When the earliest run of the job under way on this instance started; null when none is. */
+  runningSince(jobId: string): Date | null {
+    let since: Date | null = null;
+    for (const run of this.underWay.values()) if (run.jobId === jobId && (!since || run.startedAt < since)) since = run.startedAt;
+    return since;
   }
 
   /** Resolves once the runs under way have ended (for shutdown). */
   async drain(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.underWay.keys()]);
   }
 
-  private async execute(job: CronJobDoc, trigger: RunTrigger): Promise<CronRunDoc> {
+  private assertNotRunning(job: CronJobDoc): void {
+    const since = this.runningSince(job._id);
+    if (since) throw conflict(`Cron job "${job.name}" is already running on this instance (since ${since.toISOString()}); run it again once that run has finished`);
+  }
+
+  private async execute(job: CronJobDoc, trigger: RunTrigger, startedAt: Date): Promise<CronRunDoc> {
     const { jobs, runs, settings, audit, daily, invoke, logger } = this.deps;
-    const startedAt = new Date();
     const started = performance.now();
     let outcome: ActionOutcome;
     try {

@@ -1,22 +1,21 @@
-// Schedules every enabled job on this instance with node-cron and keeps the set current: once a
-// second it compares the `cronjobs` revision, and on a change re-reads the jobs and replaces the
-// tasks whose schedule, timezone or enabled flag changed (a fire reads the job afresh, so other
-// edits need no new task).
+// Schedules every enabled job on this instance, one FireTimer each, and keeps the set current: once
+// a second it compares the `cronjobs` revision, and on a change re-reads the jobs and replaces the
+// timers whose schedule, timezone or enabled flag changed (a fire reads the job afresh, so other
+// edits need no new timer). Fire times, days and daylight saving included, are cron-schedule.ts's.
 //
 // Once across instances: every instance fires every job; each fire first claims (jobId, fire time)
 // in the store (see CronRunsService.claim), and only the instance that wins runs it. Fires missed
-// while no instance was running are skipped, not replayed: node-cron schedules from now on.
+// while no instance was running are skipped, not replayed: a timer plans from now on.
 //
-// Days as crontab reads them: when a schedule restricts both the day of month and the day of week,
-// a day matching either runs, where node-cron wants both. Such a job's task fires with both day
-// fields `*` (firingSchedule), and a fire on a day matching neither is dropped before the claim
-// (matchesDayFields, in the job's time zone). See the note in model/cron-job.ts.
+// On one instance a scheduled run still under way at the next fire time makes this instance skip
+// that fire (another instance may claim it). Manual runs are bounded by the runner (job-runner.ts).
 import { randomUUID } from 'node:crypto';
-import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../../lib/logger.ts';
-import { daysEitherWay, firingSchedule, matchesDayFields, scheduleProblem, type CronJobDoc } from '../../model/cron-job.ts';
+import type { CronJobDoc } from '../../model/cron-job.ts';
+import { nextFireAfter, parseSchedule } from '../../model/cron-schedule.ts';
 import type { CronJobsService } from '../../services/cron-jobs.ts';
 import type { CronRunsService } from '../../services/cron-runs.ts';
+import { FireTimer } from './fire-timer.ts';
 import type { CronJobRunner } from './job-runner.ts';
 
 const CHECK_INTERVAL_MS = 1000;
@@ -25,7 +24,9 @@ const DRAIN_MS = 10_000;
 
 interface Scheduled {
   signature: string;
-  task: ScheduledTask;
+  timer: FireTimer;
+  /** A scheduled run of the job is under way on this instance. */
+  running: boolean;
 }
 
 export class CronScheduler {
@@ -62,7 +63,7 @@ export class CronScheduler {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.syncing;
-    for (const { task } of this.tasks.values()) await task.destroy();
+    for (const { timer } of this.tasks.values()) timer.stop();
     this.tasks.clear();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.runner.drain(), new Promise((resolve) => (timer = setTimeout(resolve, DRAIN_MS)))]);
@@ -88,7 +89,7 @@ export class CronScheduler {
       for (const [id, scheduled] of this.tasks) {
         const job = wanted.get(id);
         if (job && signature(job) === scheduled.signature) continue;
-        await scheduled.task.destroy();
+        scheduled.timer.stop();
         this.tasks.delete(id);
       }
       for (const job of wanted.values()) if (!this.tasks.has(job._id)) this.schedule(job);
@@ -101,24 +102,28 @@ export class CronScheduler {
 
   private schedule(job: CronJobDoc): void {
     try {
-      const problem = scheduleProblem(job.schedule);
-      if (problem) throw new Error(problem);
-      const { schedule, timezone } = job;
-      // Days either way: the task fires every day (firingSchedule), and runs on the days either names.
-      const runsOn = daysEitherWay(schedule) ? (date: Date) => matchesDayFields(schedule, date, timezone) : () => true;
-      const task = cron.createTask(firingSchedule(schedule), (context) => (runsOn(context.date) ? this.fire(job._id, context.date) : undefined), {
-        timezone,
-        name: `cron-${job._id}`,
-        noOverlap: true,
-        unref: true,
-        logger: this.quietLogger(),
-      });
-      void task.start();
-      this.tasks.set(job._id, { signature: signature(job), task });
+      const schedule = parseSchedule(job.schedule);
+      const { timezone } = job;
+      const timer = new FireTimer((after) => nextFireAfter(schedule, timezone, after), (at) => this.fireOnce(job, scheduled, at));
+      const scheduled: Scheduled = { signature: signature(job), running: false, timer };
+      scheduled.timer.start();
+      this.tasks.set(job._id, scheduled);
     } catch (error) {
       // Validated at save; a stored job that no longer parses must not stop the others.
       this.logger.warn(`cron: job "${job.name}" cannot be scheduled`, { error });
     }
+  }
+
+  /** A fire, unless the job's previous scheduled run on this instance is still under way. */
+  private fireOnce(job: CronJobDoc, scheduled: Scheduled, at: Date): void {
+    if (scheduled.running) {
+      this.logger.debug(`cron: job "${job.name}" is still running, its fire at ${at.toISOString()} is skipped here`);
+      return;
+    }
+    scheduled.running = true;
+    void this.fire(job._id, at).finally(() => {
+      scheduled.running = false;
+    });
   }
 
   private async fire(jobId: string, date: Date): Promise<void> {
@@ -131,16 +136,6 @@ export class CronScheduler {
     } catch (error) {
       this.logger.warn('cron: a scheduled run could not be recorded', { jobId, error });
     }
-  }
-
-  private quietLogger() {
-    const logger = this.logger;
-    return {
-      info: (message: string) => logger.debug(`node-cron: ${message}`),
-      warn: (message: string) => logger.debug(`node-cron: ${message}`),
-      error: (message: string | Error) => logger.warn(`node-cron: ${String(message)}`),
-      debug: (message: string | Error) => logger.debug(`node-cron: ${String(message)}`),
-    };
   }
 }
 

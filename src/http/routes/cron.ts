@@ -5,10 +5,12 @@ import type { CronActor, CronJobsService } from '../../services/cron-jobs.ts';
 import { publicCronJob } from '../../services/cron-jobs.ts';
 import { publicCronRun, type CronRunsService } from '../../services/cron-runs.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, noInput, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery, readQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
+
+const PAGE_ONLY = ['page', 'limit'];
 
 export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsService; cronRuns: CronRunsService; cronRunner: CronJobRunner }): void {
   const { cronJobs, cronRuns, cronRunner } = services;
@@ -41,13 +43,16 @@ export function cronRoutes(router: ApiRouter, services: { cronJobs: CronJobsServ
     ok(ctx, publicCronJob(deleted));
   });
 
-  // Runs the job now, on this instance, whether or not it is enabled; answers with the run.
+  // Runs the job now, on this instance, whether or not it is enabled; answers with the run. While a
+  // run of the job is under way on this instance, a 409 naming when it started (job-runner.ts).
   router.post('/cron/:id/run', manage, noInput, async (ctx) => {
     const current = await job(ctx);
     ok(ctx, publicCronRun(await cronRunner.run(current, { trigger: 'manual', by: requirePrincipal(ctx) })));
   });
 
+  // Runs are paged, not searched: `search` is a 400 like any unknown parameter, never ignored.
   router.get('/cron/:id/runs', manage, async (ctx) => {
+    readQuery(ctx, PAGE_ONLY);
     const query = listQuery(ctx);
     const current = await job(ctx);
     paged(ctx, await cronRuns.list(current._id, query), query, publicCronRun);

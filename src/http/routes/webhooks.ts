@@ -7,10 +7,12 @@ import { TEST_EVENT } from '../../model/webhook.ts';
 import { publicDelivery, type WebhookDeliveriesService } from '../../services/webhook-deliveries.ts';
 import { publicWebhook, type WebhookActor, type WebhooksService } from '../../services/webhooks.ts';
 import { requireAny, requirePrincipal } from '../middleware/require-permission.ts';
-import { listQuery, noInput, noQuery } from '../query.ts';
+import { listQuery, noInput, noQuery, readQuery } from '../query.ts';
 import { ok, paged } from '../respond.ts';
 import { requestInfo, type DynContext } from '../state.ts';
 import type { ApiRouter } from './router.ts';
+
+const PAGE_ONLY = ['page', 'limit'];
 
 export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksService; webhookDeliveries: WebhookDeliveriesService; webhookDispatcher: WebhookDispatcher }): void {
   const { webhooks, webhookDeliveries, webhookDispatcher } = services;
@@ -50,7 +52,9 @@ export function webhookRoutes(router: ApiRouter, services: { webhooks: WebhooksS
     ok(ctx, publicDelivery(await webhookDispatcher.sendNow(queued!), current));
   });
 
+  // Deliveries are paged, not searched: `search` is a 400 like any unknown parameter, never ignored.
   router.get('/webhooks/:id/deliveries', manage, async (ctx) => {
+    readQuery(ctx, PAGE_ONLY);
     const query = listQuery(ctx);
     const current = await hook(ctx);
     paged(ctx, await webhookDeliveries.list(current._id, query), query, (delivery) => publicDelivery(delivery, current));

@@ -1,5 +1,6 @@
 // `javascript`: `async function run()` in an isolate of its own, with the handler memory limit and
-// the cron time limit (settings handlerMemoryMb, cronTimeoutMs). Console output is kept with the run.
+// the cron time limit (settings handlerMemoryMb, cronTimeoutMs). Console output is kept with the run,
+// with `logsTruncated: true` whenever any of it was dropped or cut.
 import type { JavascriptAction } from '../../../model/cron-job.ts';
 import { checkScript, runScript, ScriptCompileError } from '../../../sandbox/script-runner.ts';
 import { CronActionProblem } from '../../../services/cron-jobs.ts';
@@ -26,3 +27,4 @@ export const javascriptAction: CronActionType<JavascriptAction> = {
     return { ok: result.ok, error: result.error, output };
   },
 };
+
