@@ -2,8 +2,8 @@ import { expect } from 'vitest';
 import type { TestServer } from '../helpers/test-server.ts';
 
 // What POST /api/mcp answers, as a table: the transport's own errors in JSON-RPC, bodies checked
-// before they run (ids kept), batches answered per message. mcp-http.test.ts runs the table
-// through answerMcpPost (src/mcp/mcp-http.ts), the function the route hands every request to.
+// before they run (ids kept), batches answered per message. transport.test.ts sends each over
+// real HTTP.
 
 export interface Scenario {
   name: string;

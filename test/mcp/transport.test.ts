@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { batches, checkedMessages, defineHand, type Scenario, transportErrors } from './transport-scenarios.ts';
+import { batches, BODY_LIMIT, checkedMessages, defineHand, type Scenario, transportErrors } from './transport-scenarios.ts';
 
 // The scenarios of transport-scenarios.ts over real HTTP, on /api/mcp: the route hands every
 // request to src/mcp/mcp-http.ts, so the transport's own errors are JSON-RPC too.
@@ -38,5 +38,17 @@ describe.each([
     expect(got.status).toBe(scenario.status);
     expect(got.body).toEqual(scenario.answer);
     expect(Object.fromEntries(Object.keys(scenario.headersOut ?? {}).map((name) => [name, got.headers.get(name)]))).toEqual(scenario.headersOut ?? {});
+  });
+});
+
+describe('the scenarios as HTTP takes a body', () => {
+  it('read the body limit the server has', () => {
+    expect(t.server.services.config.bodyLimitBytes).toBe(BODY_LIMIT);
+  });
+
+  it('nest a tool body as deep as POST /api/hand does: 33 levels are taken, 34 refused', async () => {
+    const nested = (levels: number): unknown => (levels === 0 ? 1 : { a: nested(levels - 1) });
+    expect((await t.api('POST', '/api/hand', { body: nested(33) })).status).toBe(200);
+    expect((await t.api('POST', '/api/hand', { body: nested(34) })).status).toBe(400);
   });
 });
